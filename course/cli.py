@@ -1,0 +1,71 @@
+"""The `jaxlings` command: one entry point, sub-commands implemented in core modules.
+
+Each sub-command lives in its own module exposing `add_arguments(parser)` and
+`run(args) -> int`; this file only wires them up, importing a module when its
+command is used so that `jaxlings --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help). Order is the order shown in --help.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "list": ("course.commands", "show lessons, exercises and your progress"),
+    "check": ("course.commands", "check an exercise (default: the next pending one)"),
+    "watch": ("course.commands", "re-check the current exercise every time you save it"),
+    "hint": ("course.commands", "show the next hint for an exercise"),
+    "reset": ("course.commands", "restore an exercise's starter file"),
+    "solution": ("course.commands", "show the reference solution (after a pass)"),
+    "verify": ("course.commands", "check every exercise"),
+    "doctor": ("course.commands", "check the course manifest and your set-up"),
+    "lesson": ("course.commands", "print a lesson in the terminal"),
+    "train": ("course.lab.cli", "the training lab: PyTorch vs JAX, with and without jit"),
+    "grade": ("course.grader.cli", "grade many learners' submissions (instructors)"),
+}
+
+
+def build_parser(load: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jaxlings",
+        description="A terminal course from PyTorch to JAX, Flax and Optax. "
+        "Run with no command to open the course app.",
+    )
+    from course import __version__
+
+    parser.add_argument("--version", action="version", version=f"jaxlings {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == load:
+            mod = importlib.import_module(module)
+            mod.add_arguments(p, name) if _takes_name(mod) else mod.add_arguments(p)
+    return parser
+
+
+def _takes_name(mod) -> bool:
+    import inspect
+
+    return len(inspect.signature(mod.add_arguments).parameters) == 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command is None and not any(a in ("-h", "--help", "--version") for a in argv):
+        from course.tui.launch import run_app
+
+        return run_app()
+    parser = build_parser(load=command if command in COMMANDS else None)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    mod = importlib.import_module(COMMANDS[args.command][0])
+    try:
+        return int(mod.run(args) or 0)
+    except KeyboardInterrupt:
+        print("\nInterrupted.", file=sys.stderr)
+        return 130
