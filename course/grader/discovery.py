@@ -1,0 +1,149 @@
+"""Finding submissions in a class folder and the exercise files inside each one.
+
+A class folder holds one entry per learner: a folder or an archive. Learners
+hand in what they hand in, so files are matched sensibly rather than strictly:
+`exercises/<file>` where the course puts it, else the same relative path one or
+more folders down, else the same file name anywhere (the shallowest wins).
+Where a file was found is recorded so an instructor can see any guess made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from course.grader.archives import archive_stem
+
+MAX_DEPTH = 6
+MAX_FILES = 5000
+_IGNORED_DIRS = {"__MACOSX", "__pycache__", ".git", ".venv", "node_modules", ".ipynb_checkpoints"}
+
+
+class DiscoveryError(Exception):
+    """The class folder cannot be read; the message says why."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    id: str  # safe as a file name, unique within the class
+    source: Path  # the learner's folder or archive, never written to
+
+    @property
+    def is_archive(self) -> bool:
+        return self.source.is_file()
+
+
+@dataclass(frozen=True)
+class Located:
+    path: Path
+    relative: str  # where it was found, relative to the submission's root
+    note: str | None  # set when the file was not where the course puts it
+
+
+def safe_id(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._@+-]+", "_", name).strip("._")
+    return cleaned or "submission"
+
+
+def discover(class_dir: Path) -> tuple[list[Submission], list[str]]:
+    """The submissions in `class_dir`, sorted by id, and notes on entries left out."""
+    if not class_dir.is_dir():
+        raise DiscoveryError(f"{class_dir} is not a folder")
+    submissions: list[Submission] = []
+    ignored: list[str] = []
+    taken: set[str] = set()
+    for entry in sorted(class_dir.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith(".") or entry.name in _IGNORED_DIRS:
+            continue
+        if entry.is_symlink():
+            ignored.append(f"{entry.name} (a link: submissions must be real folders or archives)")
+            continue
+        if entry.is_dir():
+            stem = entry.name
+        elif entry.is_file() and archive_stem(entry):
+            stem = archive_stem(entry)
+        else:
+            ignored.append(f"{entry.name} (neither a folder nor a .zip/.tar archive)")
+            continue
+        ident = base = safe_id(stem)
+        n = 2
+        while ident in taken:
+            ident = f"{base}-{n}"
+            n += 1
+        taken.add(ident)
+        submissions.append(Submission(ident, entry))
+    return submissions, ignored
+
+
+def regular_files(root: Path) -> list[Path]:
+    """Regular files under `root`, links never followed, junk folders skipped, capped."""
+    found: list[Path] = []
+    stack = [(root, 0)]
+    while stack and len(found) < MAX_FILES:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(folder.iterdir(), key=lambda p: p.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir():
+                if depth < MAX_DEPTH and entry.name not in _IGNORED_DIRS:
+                    stack.append((entry, depth + 1))
+            elif entry.is_file():
+                found.append(entry)
+    return found[:MAX_FILES]
+
+
+def locate(root: Path, expected: dict[str, str], files: list[Path] | None = None) -> dict[str, Located]:
+    """Map exercise name -> the learner's file for it, for each one found.
+
+    `expected` maps exercise name -> path relative to `exercises/`.
+    """
+    files = regular_files(root) if files is None else files
+    rels = {f: PurePosixPath(f.relative_to(root).as_posix()) for f in files}
+    out: dict[str, Located] = {}
+    for name, rel_text in expected.items():
+        want = PurePosixPath(rel_text)
+        canonical = PurePosixPath("exercises") / want
+        best: tuple[tuple[int, int, str], Path] | None = None
+        for f, rel in rels.items():
+            if rel.name != want.name:
+                continue
+            if rel == canonical:
+                rank = 0
+            elif rel.parts[-len(canonical.parts):] == canonical.parts:
+                rank = 1  # the exercises/ folder nested some folders down
+            elif rel.parts[-len(want.parts):] == want.parts:
+                rank = 2  # the lesson folder without exercises/
+            else:
+                rank = 3  # same file name somewhere
+            key = (rank, len(rel.parts), rel.as_posix())
+            if best is None or key < best[0]:
+                best = (key, f)
+        if best is not None:
+            rank, _, shown = best[0]
+            note = None if rank == 0 else f"found at {shown} (expected {canonical.as_posix()})"
+            out[name] = Located(best[1], shown, note)
+    return out
+
+
+def fingerprint(paths: list[Path], root: Path) -> str:
+    """A digest of file names and contents: a changed submission is regraded on resume."""
+    h = hashlib.sha256()
+    for p in sorted(paths, key=lambda q: q.relative_to(root).as_posix()):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        try:
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+        except OSError:
+            h.update(b"unreadable")
+    return h.hexdigest()
+
+
+def source_fingerprint(sub: Submission) -> str:
+    if sub.is_archive:
+        return fingerprint([sub.source], sub.source.parent)
+    return fingerprint(regular_files(sub.source), sub.source)

@@ -1,0 +1,192 @@
+"""The grading run's outputs: JSON report, CSV gradebook, JUnit XML, feedback text.
+
+All of them are built from the same per-submission result dicts (see
+`course.grader.results`), in the trusted grader process, after graded code has
+finished: nothing here reads anything a learner wrote except through those dicts.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+# Causes that mean "the code ran and gave a wrong answer" are JUnit failures;
+# the rest (it crashed, hung, ran out of memory, or the check broke) are errors.
+FAILURE_CAUSES = {"wrong_result", "no_result", "not_plain_data", "missing_name", "signature", "not_submitted"}
+CAUSE_TEXT = {
+    "syntax_error": "syntax error",
+    "import_error": "import failed",
+    "missing_name": "a required name is missing",
+    "signature": "wrong function signature",
+    "exception": "raised an exception",
+    "timeout": "ran out of time",
+    "out_of_memory": "ran out of memory",
+    "crash": "crashed",
+    "exit": "exited instead of returning",
+    "not_plain_data": "returned something that is not plain data",
+    "wrong_result": "wrong result",
+    "no_result": "no result",
+    "check_error": "the check itself failed (not your fault)",
+    "not_submitted": "not submitted",
+    "grader_error": "the grader failed (not your fault)",
+}
+_GRADER_SIDE = {"check_error", "grader_error"}
+MAX_MESSAGE = 2000
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write-temp-then-rename, so a killed run never leaves half a file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def sanitize(message: str | None, secrets: list[str]) -> str:
+    """A check message fit for a learner: no check source, no paths into the hidden course."""
+    if not message:
+        return ""
+    kept = []
+    for line in message.splitlines():
+        if any(s and s in line for s in secrets):
+            continue
+        # pytest echoes the check's source with a leading ">" and locations as
+        # "file.py:12: ..."; both would show hidden check code.
+        if line.startswith(">") or re.match(r"^\s*\S+\.py:\d+:", line):
+            continue
+        kept.append(line)
+    text = "\n".join(kept).strip()
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + "\n... (message shortened)"
+    return text
+
+
+def learner_message(item: dict, secrets: list[str]) -> str:
+    if item.get("cause") in _GRADER_SIDE:
+        return "This check could not run properly; your instructor will see the details. It is not your fault."
+    return sanitize(item.get("message"), secrets)
+
+
+def fmt_points(x: float | None) -> str:
+    if x is None:
+        return ""
+    return f"{x:g}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def report_json(run: dict, submissions: list[dict]) -> str:
+    doc = {
+        "format_version": 1,
+        "run": run,
+        "max_points": run["max_points"],
+        "submissions": submissions,
+    }
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+
+
+# ---------------------------------------------------------------- CSV
+
+
+def gradebook_csv(exercises: list[str], submissions: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["submission", "total", "max", "status", *exercises])
+    for sub in submissions:
+        per = sub.get("exercises", {})
+        w.writerow([
+            sub["id"], fmt_points(sub["total"]), fmt_points(sub["max_total"]), sub["status"],
+            *(fmt_points(per[e]["points"]) if e in per else "" for e in exercises),
+        ])
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------- JUnit XML
+
+
+def junit_xml(submissions: list[dict], secrets: list[str]) -> str:
+    """One testsuite per submission, one testcase per check (per exercise when none ran).
+
+    Messages are the learner's version: CI logs are often visible to learners.
+    """
+    root = ET.Element("testsuites", name="jaxlings")
+    totals = dict(tests=0, failures=0, errors=0, time=0.0)
+    for sub in submissions:
+        suite = ET.SubElement(root, "testsuite", name=sub["id"])
+        props = ET.SubElement(suite, "properties")
+        for key in ("total", "max_total", "status"):
+            ET.SubElement(props, "property", name=key, value=str(sub[key]))
+        counts = dict(tests=0, failures=0, errors=0, time=0.0)
+        for name, ex in sub.get("exercises", {}).items():
+            cases = ex["checks"] or [dict(name=name, outcome="passed" if ex["passed"] else "failed",
+                                          cause=ex.get("cause"), message=ex.get("message"),
+                                          duration=ex.get("duration", 0.0))]
+            for check in cases:
+                case = ET.SubElement(suite, "testcase", classname=f"{sub['id']}.{name}",
+                                     name=check["name"], time=f"{check.get('duration') or 0.0:.3f}")
+                counts["tests"] += 1
+                counts["time"] += check.get("duration") or 0.0
+                if check["outcome"] == "passed":
+                    continue
+                cause = check.get("cause") or ex.get("cause") or "wrong_result"
+                tag = "failure" if cause in FAILURE_CAUSES else "error"
+                counts["failures" if tag == "failure" else "errors"] += 1
+                el = ET.SubElement(case, tag, type=cause, message=CAUSE_TEXT.get(cause, cause))
+                el.text = learner_message(check, secrets)
+        for k, v in counts.items():
+            suite.set(k, f"{v:.3f}" if k == "time" else str(v))
+            totals[k] += v
+    for k, v in totals.items():
+        root.set(k, f"{v:.3f}" if k == "time" else str(v))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# ---------------------------------------------------------------- feedback
+
+
+def feedback_text(sub: dict, secrets: list[str]) -> str:
+    """What a learner may read: scores, causes and check messages, never check code."""
+    lines = [f"jaxlings feedback for {sub['id']}",
+             f"Score: {fmt_points(sub['total'])} / {fmt_points(sub['max_total'])}", ""]
+    for note in sub.get("notes", []):
+        lines.append(f"Note: {note}")
+    if sub.get("notes"):
+        lines.append("")
+    for name, ex in sub.get("exercises", {}).items():
+        mark = "PASS" if ex["passed"] else "FAIL"
+        head = f"[{mark}] {name}  {fmt_points(ex['points'])}/{fmt_points(ex['max_points'])}"
+        if not ex["passed"] and ex.get("cause"):
+            head += f"  ({CAUSE_TEXT.get(ex['cause'], ex['cause'])})"
+        lines.append(head)
+        if ex.get("note"):
+            lines.append(f"    {ex['note']}")
+        if not ex["checks"] and not ex["passed"]:
+            msg = learner_message(ex, secrets)
+            lines += [f"    {m}" for m in msg.splitlines()]
+        for check in ex["checks"]:
+            pts = "" if check.get("max_points") is None else \
+                f"  {fmt_points(check['points'])}/{fmt_points(check['max_points'])}"
+            lines.append(f"  - {check['name']}: {check['outcome']}{pts}")
+            if check["outcome"] != "passed":
+                msg = learner_message(check, secrets)
+                lines += [f"      {m}" for m in msg.splitlines()]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
