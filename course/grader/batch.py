@@ -1,0 +1,279 @@
+"""Grading a class: options in, reports out.
+
+Order of work: validate everything the instructor gave (exercises, extra
+checks, points file, class folder, output folder) before any worker starts;
+choose the isolation; grade with the pool, writing each submission's result
+atomically as it finishes; then build every report from those files, so a
+resumed run reports on the whole class.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from course import paths
+from course.grader import reports
+from course.grader.console import Live, summary_table
+from course.grader.discovery import Submission, discover, source_fingerprint
+from course.grader.isolation import choose
+from course.grader.pool import Pool
+from course.grader.scoring import load_scheme
+
+RUN_FILE = "run.json"
+RESULTS_DIR = "submissions"
+
+
+class GradeError(Exception):
+    """Bad input or set-up; the message tells the instructor what to fix."""
+
+
+@dataclass
+class Options:
+    class_dir: Path | None
+    out_dir: Path
+    exercises: list[str] | None = None
+    checks_dirs: list[Path] = field(default_factory=list)
+    points_file: Path | None = None
+    partial: bool = False
+    jobs: int = 0
+    seed: int | None = None
+    resume: bool = False
+    isolation: str = "auto"
+    memory_mb: int | None = None
+    submission_timeout: float | None = None
+    quiet: bool = False
+    submissions: list[Submission] | None = None  # given directly (Gradescope) instead of a class folder
+    hide: list[Path] = field(default_factory=list)  # more paths graded code must not see
+
+
+@dataclass
+class Outcome:
+    run: dict
+    submissions: list[dict]
+    interrupted: bool = False
+
+
+def selected_exercises(catalog, names: list[str] | None) -> list:
+    by_name = {e.name: e for e in catalog.exercises}
+    if not names:
+        return list(catalog.exercises)
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise GradeError(f"unknown exercise(s): {', '.join(unknown)}. "
+                         f"Known: {', '.join(by_name)}")
+    return [by_name[n] for n in dict.fromkeys(names)]
+
+
+def check_extra_dirs(dirs: list[Path], exercises: list) -> list[Path]:
+    resolved = []
+    names = [e.name for e in exercises]
+    for d in dirs:
+        if not d.is_dir():
+            raise GradeError(f"--checks {d}: not a folder")
+        files = sorted(d.glob("test_*.py"))
+        if not files:
+            raise GradeError(f"--checks {d}: no test_<exercise>*.py files in it")
+        stray = [f.name for f in files if not any(re.match(rf"test_{re.escape(n)}(\b|_|\.)", f.name) for n in names)]
+        if len(stray) == len(files):
+            raise GradeError(f"--checks {d}: none of its files names an exercise being graded "
+                             f"(files must be test_<exercise>*.py): {', '.join(stray[:5])}")
+        resolved.append(d.resolve())
+    return resolved
+
+
+def versions() -> dict:
+    out = {"python": sys.version.split()[0]}
+    for dist in ("jaxlings", "jax", "jaxlib", "flax", "optax", "numpy", "pytest"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _config_key(exercises: list[dict], scheme, checks_dirs: list[Path]) -> str:
+    h = hashlib.sha256(json.dumps([exercises, scheme.__dict__, [str(d) for d in checks_dirs]],
+                                  sort_keys=True, default=str).encode())
+    for d in checks_dirs:
+        for f in sorted(d.glob("test_*.py")):
+            h.update(f.name.encode() + hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()[:16]
+
+
+def _prepare_out(opts: Options, config_key: str) -> tuple[int, dict[str, dict]]:
+    """The run seed, and results that a resume may keep (keyed by submission id)."""
+    out = opts.out_dir
+    results_dir = out / RESULTS_DIR
+    previous = out / RUN_FILE
+    kept: dict[str, dict] = {}
+    if opts.resume and previous.exists():
+        try:
+            run = json.loads(previous.read_text())
+            seed = int(run["seed"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise GradeError(f"--resume: cannot read {previous} ({exc}); grade into a fresh --out") from None
+        if opts.seed is not None and opts.seed != seed:
+            raise GradeError(f"--resume: this run was graded with --seed {seed}, not {opts.seed}")
+        if run.get("config_key") != config_key:
+            raise GradeError("--resume: the exercises, points or extra checks differ from the interrupted "
+                             "run's; grade into a fresh --out")
+        for f in sorted(results_dir.glob("*.json")):
+            try:
+                data = json.loads(f.read_text())
+                kept[data["id"]] = data
+            except (OSError, ValueError, KeyError):
+                continue  # a damaged file is simply regraded
+        return seed, kept
+    if results_dir.exists() and any(results_dir.glob("*.json")):
+        raise GradeError(f"{out} already holds graded results: pass --resume to continue that run, "
+                         "or choose another --out")
+    seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    return seed, kept
+
+
+def grade(opts: Options) -> Outcome:
+    from course.catalog import load_catalog
+
+    catalog = load_catalog()
+    exercises = selected_exercises(catalog, opts.exercises)
+    checks_dirs = check_extra_dirs(opts.checks_dirs, exercises)
+    from course.grader.scoring import PointsError
+
+    try:
+        scheme = load_scheme(opts.points_file, partial=opts.partial, known={e.name for e in catalog.exercises})
+    except PointsError as exc:
+        raise GradeError(str(exc)) from None
+    ex_config = [dict(name=e.name, file=str(e.file), max_points=scheme.points_for(e.name, e.points or 1))
+                 for e in exercises]
+
+    if opts.submissions is not None:
+        submissions, ignored = opts.submissions, []
+    else:
+        from course.grader.discovery import DiscoveryError
+
+        try:
+            submissions, ignored = discover(opts.class_dir)
+        except DiscoveryError as exc:
+            raise GradeError(str(exc)) from None
+        if not submissions:
+            raise GradeError(f"{opts.class_dir} holds no submissions (one folder or archive per learner)")
+
+    opts.out_dir.mkdir(parents=True, exist_ok=True)
+    key = _config_key(ex_config, scheme, checks_dirs)
+    run_seed, kept = _prepare_out(opts, key)
+
+    work_root = Path(tempfile.mkdtemp(prefix="jaxlings-grade-"))
+    os.chmod(work_root, 0o711)  # each child's uid must reach its own copy, and list nothing
+    try:
+        hidden = [paths.solutions_dir(), paths.CHECKS_DIR, paths.course_root() / ".git", *checks_dirs,
+                  opts.out_dir.resolve()]
+        if opts.class_dir is not None:
+            hidden.append(opts.class_dir.resolve())
+        hidden += opts.hide
+        from course.grader.isolation import IsolationError
+
+        try:
+            isolation = choose(opts.isolation, [p for p in hidden if p.exists()], work_root)
+        except IsolationError as exc:
+            raise GradeError(str(exc)) from None
+
+        jobs = opts.jobs or os.cpu_count() or 1
+        timeouts = [float(getattr(e, "timeout", None) or 60) for e in exercises]
+        submission_timeout = opts.submission_timeout or (60 + 2 * sum(timeouts))
+        run = dict(
+            seed=run_seed, config_key=key, started=_now(), finished=None, jobs=jobs,
+            exercises=[e["name"] for e in ex_config], points=dict((e["name"], e["max_points"]) for e in ex_config),
+            max_points=round(sum(e["max_points"] for e in ex_config), 6), partial=scheme.partial,
+            extra_checks=[str(d) for d in checks_dirs], isolation=isolation.describe(), versions=versions(),
+            limits=dict(submission_timeout_s=submission_timeout, memory_mb=opts.memory_mb,
+                        exercise_timeouts_s=dict(zip([e["name"] for e in ex_config], timeouts))),
+            ignored=ignored,
+        )
+        reports.write_atomic(opts.out_dir / RUN_FILE, json.dumps(run, indent=2) + "\n")
+
+        todo = []
+        for sub in submissions:
+            fp = source_fingerprint(sub)
+            old = kept.get(sub.id)
+            if not (old and old.get("fingerprint") == fp and old.get("status") != "interrupted"):
+                todo.append(dict(id=sub.id, source=str(sub.source.resolve()), fingerprint=fp))
+
+        config = dict(
+            exercises=ex_config, scheme=dict(exercise_points=scheme.exercise_points,
+                                             check_weights=scheme.check_weights, partial=scheme.partial),
+            run_seed=run_seed, extra_check_dirs=[str(d) for d in checks_dirs], memory_mb=opts.memory_mb,
+            isolation=dict(tier=isolation.tier, hidden=[str(p) for p in isolation.hidden],
+                           work_root=str(isolation.work_root), bwrap=isolation.bwrap),
+        )
+        secrets = secrets_for(checks_dirs)
+        interrupted = False
+        with Live(len(todo) * len(ex_config), len(todo), opts.quiet) as live:
+            seen: dict[str, int] = {}
+
+            def on_event(msg: dict) -> None:
+                if msg.get("event") == "exercise":
+                    seen[msg["submission"]] = seen.get(msg["submission"], 0) + 1
+                live.event(msg)
+
+            def on_result(result: dict) -> None:
+                _save(opts.out_dir, result, secrets)
+                live.submission_done(result, len(ex_config) - seen.pop(result["id"], 0))
+
+            pool = Pool(config, jobs, submission_timeout, on_event)
+            try:
+                pool.run(todo, on_result)
+            except KeyboardInterrupt:
+                interrupted = True
+                pool.close()
+    finally:
+        shutil.rmtree(work_root, ignore_errors=True)
+
+    run["finished"] = None if interrupted else _now()
+    reports.write_atomic(opts.out_dir / RUN_FILE, json.dumps(run, indent=2) + "\n")
+    results = _load_results(opts.out_dir, [s.id for s in submissions])
+    write_reports(opts.out_dir, run, results, secrets)
+    return Outcome(run, results, interrupted)
+
+
+def _save(out_dir: Path, result: dict, secrets: list[str]) -> None:
+    reports.write_atomic(out_dir / RESULTS_DIR / f"{result['id']}.json", json.dumps(result, indent=1) + "\n")
+
+
+def _load_results(out_dir: Path, ids: list[str]) -> list[dict]:
+    out = []
+    for ident in ids:
+        f = out_dir / RESULTS_DIR / f"{ident}.json"
+        if f.exists():
+            out.append(json.loads(f.read_text()))
+    return out
+
+
+def secrets_for(checks_dirs: list[Path]) -> list[str]:
+    return [str(paths.solutions_dir()), str(paths.CHECKS_DIR), *map(str, checks_dirs)]
+
+
+def write_reports(out_dir: Path, run: dict, results: list[dict], secrets: list[str]) -> None:
+    reports.write_atomic(out_dir / "report.json", reports.report_json(run, results))
+    reports.write_atomic(out_dir / "gradebook.csv", reports.gradebook_csv(run["exercises"], results))
+    reports.write_atomic(out_dir / "junit.xml", reports.junit_xml(results, secrets))
+    for sub in results:
+        reports.write_atomic(out_dir / "feedback" / f"{sub['id']}.txt", reports.feedback_text(sub, secrets))
+
+
+def print_summary(outcome: Outcome, out_dir: Path) -> None:
+    summary_table(outcome.submissions, outcome.run["isolation"], out_dir)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,74 @@
+"""What the instructor sees on the terminal: live progress, then a summary table."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from course.grader.reports import CAUSE_TEXT, fmt_points
+
+
+class Live:
+    """Progress over exercises checked; a context manager around the pool's run."""
+
+    def __init__(self, total_exercises: int, total_submissions: int, quiet: bool) -> None:
+        self.console = Console(stderr=True)
+        self.quiet = quiet
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[latest]}"), TimeElapsedColumn(),
+            console=self.console, disable=quiet, transient=False,
+        )
+        self.checks = self.progress.add_task("exercises", total=total_exercises, latest="")
+        self.subs = self.progress.add_task("submissions", total=total_submissions, latest="")
+
+    def __enter__(self) -> "Live":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def event(self, msg: dict) -> None:
+        if msg.get("event") == "exercise":
+            r = msg["result"]
+            mark = "pass" if r["passed"] else CAUSE_TEXT.get(r["cause"], "fail")
+            self.progress.update(self.checks, advance=1, latest=f"{msg['submission']}/{msg['exercise']}: {mark}")
+
+    def submission_done(self, result: dict, exercises_left: int) -> None:
+        # Exercises settled without an `exercise` event (a killed worker) still count.
+        self.progress.update(self.checks, advance=exercises_left)
+        self.progress.update(self.subs, advance=1,
+                             latest=f"{result['id']}: {fmt_points(result['total'])}/{fmt_points(result['max_total'])}")
+
+
+def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title="Grades", show_lines=False)
+    table.add_column("submission", no_wrap=True)
+    table.add_column("score", justify="right")
+    table.add_column("passed", justify="right")
+    table.add_column("not passed (why)")
+    for sub in submissions:
+        exs = sub["exercises"].values()
+        passed = sum(e["passed"] for e in exs)
+        bad = [f"{e['exercise']} ({CAUSE_TEXT.get(e['cause'], e['cause'])})" for e in exs if not e["passed"]]
+        shown = ", ".join(bad[:4]) + (f", +{len(bad) - 4} more" if len(bad) > 4 else "")
+        if sub["status"] != "graded":
+            shown = f"[{sub['status']}] " + shown
+        table.add_row(sub["id"], f"{fmt_points(sub['total'])}/{fmt_points(sub['max_total'])}",
+                      f"{passed}/{len(sub['exercises'])}", shown)
+    console.print(table)
+    g = isolation["guarantees"]
+    console.print(f"Isolation in force: [bold]{isolation['tier']}[/bold] "
+                  f"(network off: {_yn(g['network_off'])}, solutions hidden: {_yn(g['solutions_hidden'])}, "
+                  f"other submissions hidden: {_yn(g['other_submissions_hidden'])}, "
+                  f"unprivileged: {_yn(g['unprivileged'])})")
+    for why in isolation.get("passed_over", []):
+        console.print(f"  stronger isolation not used: {why}")
+    console.print(f"Reports in {out_dir}: report.json, gradebook.csv, junit.xml, feedback/")
+
+
+def _yn(flag: bool) -> str:
+    return "yes" if flag else "[red]no[/red]"

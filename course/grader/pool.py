@@ -1,0 +1,164 @@
+"""A bounded pool of long-lived worker processes, one submission at a time each.
+
+The pool is the only writer of results. A worker that dies or runs past the
+per-submission limit is killed with its whole process group and replaced; the
+exercises it finished keep their results and the rest are recorded with the
+reason, so one bad submission never stops the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from course.grader.results import finish, not_run
+from course.grader.scoring import Scheme, derive_seed
+
+
+class PoolError(Exception):
+    """The workers cannot start; the message says why."""
+
+
+@dataclass
+class _Slot:
+    index: int
+    proc: subprocess.Popen
+    ready: bool = False
+    job: dict | None = None
+    started: float = 0.0
+    partial: dict = field(default_factory=dict)  # exercise -> result, for the job in hand
+
+
+class Pool:
+    def __init__(self, config: dict, jobs: int, submission_timeout: float,
+                 on_event: Callable[[dict], None]) -> None:
+        self.config = config
+        self.jobs = max(1, jobs)
+        self.submission_timeout = submission_timeout
+        self.on_event = on_event
+        self.events: queue.Queue = queue.Queue()
+        self.slots: list[_Slot] = []
+        self.scheme = Scheme(**config["scheme"])
+
+    # -- workers ----------------------------------------------------------
+
+    def _spawn(self, index: int) -> _Slot:
+        env = dict(os.environ)
+        env.pop("JAXLINGS_SEED", None)  # seeds come from the run, never the grader's shell
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "course.grader.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=None, text=True, bufsize=1, env=env, start_new_session=True,
+        )
+        slot = _Slot(index, proc)
+        proc.stdin.write(json.dumps({**self.config, "slot": index}) + "\n")
+        proc.stdin.flush()
+        threading.Thread(target=self._read, args=(slot,), daemon=True).start()
+        return slot
+
+    def _read(self, slot: _Slot) -> None:
+        proc = slot.proc
+        for line in proc.stdout:
+            try:
+                self.events.put((slot, proc, json.loads(line)))
+            except json.JSONDecodeError:
+                continue
+        self.events.put((slot, proc, None))
+
+    def _kill(self, slot: _Slot) -> None:
+        try:
+            os.killpg(slot.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        slot.proc.wait()
+
+    def close(self) -> None:
+        for slot in self.slots:
+            if slot.proc.poll() is None:
+                self._kill(slot)
+
+    # -- the loop ---------------------------------------------------------
+
+    def run(self, todo: list[dict], on_result: Callable[[dict], None]) -> None:
+        pending = list(todo)
+        outstanding = len(pending)
+        self.slots = [self._spawn(i) for i in range(min(self.jobs, max(1, len(pending))))]
+        try:
+            while outstanding:
+                for slot in self.slots:
+                    if slot.ready and slot.job is None and pending:
+                        self._assign(slot, pending.pop(0))
+                try:
+                    slot, proc, msg = self.events.get(timeout=0.5)
+                except queue.Empty:
+                    slot = proc = msg = None
+                # Events from a worker already replaced are stale: its job is settled.
+                if slot is not None and proc is slot.proc and any(s is slot for s in self.slots):
+                    outstanding -= self._handle(slot, msg, on_result)
+                outstanding -= self._enforce_deadlines(on_result)
+        finally:
+            self.close()
+
+    def _assign(self, slot: _Slot, job: dict) -> None:
+        slot.job, slot.started, slot.partial = job, time.monotonic(), {}
+        slot.proc.stdin.write(json.dumps(job) + "\n")
+        slot.proc.stdin.flush()
+        self.on_event({"event": "start", "submission": job["id"], "slot": slot.index})
+
+    def _handle(self, slot: _Slot, msg: dict | None, on_result) -> int:
+        if msg is None:  # the worker is gone
+            if slot.job is None and not slot.ready:
+                raise PoolError("a grading worker exited while starting; run again with --jobs 1 to see why")
+            return self._replace(slot, on_result, "grader_error",
+                                 "the grading worker stopped unexpectedly while grading this submission")
+        kind = msg.get("event")
+        if kind == "fatal":
+            raise PoolError(f"a grading worker could not start: {msg.get('message')}")
+        if kind == "ready":
+            slot.ready = True
+        elif kind == "exercise" and slot.job and msg["submission"] == slot.job["id"]:
+            slot.partial[msg["exercise"]] = msg["result"]
+            self.on_event(msg)
+        elif kind == "done" and slot.job and msg["submission"] == slot.job["id"]:
+            slot.job = None
+            on_result(msg["result"])
+            return 1
+        return 0
+
+    def _enforce_deadlines(self, on_result) -> int:
+        done = 0
+        now = time.monotonic()
+        for slot in list(self.slots):
+            if slot.job is not None and now - slot.started > self.submission_timeout:
+                done += self._replace(slot, on_result, "timeout",
+                                      f"the submission ran past its total time limit "
+                                      f"({self.submission_timeout:.0f} s) before this exercise was checked")
+        return done
+
+    def _replace(self, slot: _Slot, on_result, cause: str, message: str) -> int:
+        self._kill(slot)
+        job = slot.job
+        self.slots[self.slots.index(slot)] = self._spawn(slot.index)
+        if job is None:
+            return 0
+        on_result(self._salvage(job, slot.partial, cause, message, time.monotonic() - slot.started))
+        return 1
+
+    def _salvage(self, job: dict, partial: dict, cause: str, message: str, elapsed: float) -> dict:
+        """The finished exercises' results, and the reason for the rest."""
+        exercises = {}
+        for ex in self.config["exercises"]:
+            name = ex["name"]
+            exercises[name] = partial.get(name) or not_run(
+                name, scheme=self.scheme, max_points=ex["max_points"], cause=cause, message=message,
+                seed=derive_seed(self.config["run_seed"], job["id"], name))
+        result = dict(id=job["id"], source=os.path.basename(job["source"]), fingerprint=job["fingerprint"],
+                      status="graded", notes=[message], exercises=exercises, duration=round(elapsed, 3))
+        return finish(result, {e["name"]: e["max_points"] for e in self.config["exercises"]})

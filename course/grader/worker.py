@@ -1,0 +1,159 @@
+"""A trusted grading worker: one long-lived process grading submissions one after another.
+
+It imports the engine (pytest, JAX, the reference solutions) once, then for
+each exercise of each submission makes a throw-away copy of the submission,
+and asks the engine to check it with the learner's child sandboxed in that
+copy. Learner code never runs in this process.
+
+Protocol (JSON lines): the pool writes one config line, then one job line per
+submission; the worker answers `ready`, then per job an `exercise` event after
+each exercise and a `done` event with the whole result. Its own stdout is
+moved to stderr first, so nothing else can write into the protocol stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from course.grader.archives import ArchiveError, extract_archive
+from course.grader.discovery import Submission, locate, regular_files
+from course.grader.engine import Engine
+from course.grader.isolation import Isolation
+from course.grader.results import exercise_entry, finish, not_run
+from course.grader.scoring import Scheme, derive_seed
+
+MAX_COPY_BYTES = 64 * 1024 * 1024
+
+
+class Worker:
+    def __init__(self, config: dict, emit) -> None:
+        self.config = config
+        self.emit = emit
+        self.slot = int(config["slot"])
+        iso = config["isolation"]
+        self.isolation = Isolation(iso["tier"], tuple(Path(p) for p in iso["hidden"]),
+                                   Path(iso["work_root"]), bwrap=iso.get("bwrap"))
+        self.scheme = Scheme(config["scheme"]["exercise_points"], config["scheme"]["check_weights"],
+                             config["scheme"]["partial"])
+        self.exercises = config["exercises"]  # [{"name", "file", "max_points"}]
+        self.engine = Engine(extra_check_dirs=[Path(p) for p in config["extra_check_dirs"]],
+                                        memory_mb=config.get("memory_mb"))
+        self.scratch = self.isolation.work_root / f"slot-{self.slot}"
+        self.scratch.mkdir(parents=True, exist_ok=True)
+
+    def grade(self, job: dict) -> dict:
+        sub = Submission(job["id"], Path(job["source"]))
+        started = time.monotonic()
+        result = dict(id=sub.id, source=sub.source.name, fingerprint=job["fingerprint"], status="graded",
+                      notes=[], exercises={})
+        staging = Path(tempfile.mkdtemp(dir=self.scratch, prefix="sub-"))
+        try:
+            root = sub.source
+            if sub.is_archive:
+                root = staging / "extracted"
+                try:
+                    extraction = extract_archive(sub.source, root)
+                    result["notes"] += [f"left out of the archive: {s}" for s in extraction.skipped[:20]]
+                except ArchiveError as exc:
+                    result["status"] = "unreadable"
+                    result["notes"].append(f"the archive was not graded: {exc}")
+            files = regular_files(root) if root.is_dir() else []
+            found = locate(root, {e["name"]: e["file"] for e in self.exercises}, files)
+            if not found and result["status"] == "graded":
+                result["status"] = "empty"
+                result["notes"].append("no exercise files were found in this submission")
+            for ex in self.exercises:
+                entry = self._grade_exercise(sub.id, ex, found.get(ex["name"]), root, files)
+                result["exercises"][ex["name"]] = entry
+                self.emit({"event": "exercise", "submission": sub.id, "exercise": ex["name"], "result": entry})
+        finally:
+            _remove(staging)
+        result["duration"] = round(time.monotonic() - started, 3)
+        return finish(result, {e["name"]: e["max_points"] for e in self.exercises})
+
+    def _grade_exercise(self, sub_id: str, ex: dict, located, root: Path, files: list[Path]) -> dict:
+        name = ex["name"]
+        seed = derive_seed(self.config["run_seed"], sub_id, name)
+        if located is None:
+            return not_run(name, scheme=self.scheme, max_points=ex["max_points"], cause="not_submitted",
+                           seed=seed, message=f"no file for this exercise (expected exercises/{ex['file']})")
+        copy = Path(tempfile.mkdtemp(dir=self.scratch, prefix="copy-"))
+        try:
+            _copy_files(root, files, copy)
+            self.isolation.prepare_copy(copy, self.slot)
+            outcome = self.engine.run(
+                name, learner_file=copy / located.relative, seed=seed,
+                argv_prefix=self.isolation.prefix(copy, self.slot),
+                env=self.isolation.child_env(copy), cwd=copy,
+            )
+        except Exception:
+            # The grader's fault, not the learner's: kept for the instructor.
+            return not_run(name, scheme=self.scheme, max_points=ex["max_points"], cause="grader_error",
+                           seed=seed, message=traceback.format_exc(limit=8), file=located.relative,
+                           note=located.note)
+        finally:
+            _remove(copy)
+        return exercise_entry(name, scheme=self.scheme, max_points=ex["max_points"], seed=seed,
+                              file=located.relative, note=located.note, **outcome)
+
+
+def _copy_files(root: Path, files: list[Path], dest: Path) -> None:
+    """Copy the submission's regular files (never links) into the throw-away copy."""
+    total = 0
+    for f in files:
+        try:
+            size = f.stat().st_size
+        except OSError:
+            continue
+        total += size
+        if total > MAX_COPY_BYTES:
+            break
+        target = dest / f.relative_to(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, target)
+
+
+def _remove(path: Path) -> None:
+    """Remove a throw-away folder even if graded code made parts of it read-only."""
+    def unlock(func, p, _exc):
+        try:
+            os.chmod(os.path.dirname(p), 0o700)
+            os.chmod(p, 0o700)
+            func(p)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=unlock)
+
+
+def main() -> int:
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+
+    def emit(msg: dict) -> None:
+        proto.write(json.dumps(msg) + "\n")
+        proto.flush()
+
+    try:
+        worker = Worker(json.loads(sys.stdin.readline()), emit)
+    except Exception as exc:
+        emit({"event": "fatal", "message": f"{type(exc).__name__}: {exc}", "detail": traceback.format_exc()})
+        return 1
+    emit({"event": "ready"})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        emit({"event": "done", "submission": job["id"], "result": worker.grade(job)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
