@@ -49,6 +49,16 @@ GUARANTEES = {
 }
 
 
+# Sandboxes report a child killed by signal N as exit status 128+N. The engine
+# tells an out-of-memory kill or a crash from an exit by the signal, so this
+# shim, outside the sandbox, turns the status back into death by that signal.
+_SIGNAL_SHIM = [
+    "/bin/sh", "-c",
+    '"$@"; s=$?; if [ "$s" -gt 128 ] && [ "$s" -lt 160 ]; then kill -$((s - 128)) $$; fi; exit "$s"',
+    "jaxlings-sandbox",
+]
+
+
 class IsolationError(Exception):
     """The isolation asked for does not work here; the message says why."""
 
@@ -80,9 +90,9 @@ class Isolation:
     def prefix(self, copy: Path, slot: int) -> list[str]:
         """The argv prefix that runs a child command inside the sandbox, in `copy`."""
         if self.tier == "bubblewrap":
-            return self._bwrap_prefix(copy)
+            return [*_SIGNAL_SHIM, *self._bwrap_prefix(copy)]
         if self.tier == "unshare":
-            return self._unshare_prefix(copy, slot)
+            return [*_SIGNAL_SHIM, *self._unshare_prefix(copy, slot)]
         if self.tier == "uid":
             uid = str(self.uid(slot))
             return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--"]
@@ -108,7 +118,11 @@ class Isolation:
         script = (
             'n=$1; shift; i=0; while [ "$i" -lt "$n" ]; do '
             'mount -t tmpfs -o size=1m,mode=0755 jaxlings-hidden "$1" || exit 125; shift; i=$((i+1)); done; '
-            f'cd "$1" || exit 125; shift; exec setpriv --reuid={uid} --regid={uid} --clear-groups --no-new-privs -- "$@"'
+            # No exec: the shell stays PID 1 of the namespace, because PID 1
+            # ignores signals it has no handler for and graded code must die
+            # of its signals like any process.
+            f'cd "$1" || exit 125; shift; setpriv --reuid={uid} --regid={uid} --clear-groups --no-new-privs -- "$@"; '
+            'exit $?'
         )
         return ["unshare", "--mount", "--net", "--ipc", "--uts", "--pid", "--fork", "--kill-child",
                 "--mount-proc", "--", "/bin/sh", "-c", script, "sh", str(len(hide)), *hide, str(copy)]
