@@ -1,0 +1,363 @@
+"""The training lab's one entry point for every front end (CLI, course app, benchmark).
+
+    report = run_lab(LabConfig(variants=["torch_eager", "nnx_jit"], epochs=50),
+                     on_progress=print, cancel=threading.Event())
+
+`run_lab` runs the chosen variants one after another in the calling thread
+(a UI calls it from a worker thread), reports progress after epochs, checks
+`cancel` before every batch and returns a `LabReport` whatever happens: a
+variant that raises is recorded as failed and the next one runs; after Stop the
+variant in progress and those not started are recorded as cancelled.
+
+The JSON form of a report (`LabReport.to_dict`) is described in
+`course/lab/README.md`.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+
+import numpy as np
+
+from course.lab.context import Cancelled, TrainContext
+from course.lab.variants import REGISTRY, load
+from course.titanic import FEATURES
+
+SCHEMA_VERSION = 1
+
+VARIANTS: dict[str, str] = {name: info.label for name, info in REGISTRY.items()}
+INPUT_PATHS: dict[str, str] = {name: info.input_path for name, info in REGISTRY.items()}
+BASELINES = ("nnx_eager", "torch_eager")
+
+# Measured on a 2-core CPU: the lab warns before a long eager run.
+NNX_EAGER_S_PER_EPOCH_CPU = 0.86
+PROGRESS_INTERVAL_S = 0.1
+
+
+class LabConfigError(ValueError):
+    """A setting the lab cannot run with; the message says which and why."""
+
+
+@dataclass
+class LabConfig:
+    variants: list[str]
+    epochs: int = 500
+    batch_size: int = 32
+    learning_rate: float = 1e-3
+    hidden: int = 64
+    seed: int = 0
+    data_path: str | None = None
+    # Fewer epochs for a slow variant, e.g. {"nnx_eager": 20}; its whole-run
+    # time for `epochs` is then extrapolated and marked so.
+    epochs_per_variant: dict[str, int] = field(default_factory=dict)
+
+    def epochs_for(self, variant: str) -> int:
+        return self.epochs_per_variant.get(variant, self.epochs)
+
+    def validate(self) -> None:
+        unknown = [v for v in self.variants if v not in VARIANTS]
+        if unknown:
+            raise LabConfigError(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+        if not self.variants:
+            raise LabConfigError("no variant chosen")
+        if len(set(self.variants)) != len(self.variants):
+            raise LabConfigError("a variant is listed twice")
+        for name, value in [("epochs", self.epochs), ("batch_size", self.batch_size), ("hidden", self.hidden)]:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise LabConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if not (isinstance(self.learning_rate, (int, float)) and 0 < self.learning_rate < 10):
+            raise LabConfigError(f"learning_rate must be a positive number, got {self.learning_rate!r}")
+        for variant, n in self.epochs_per_variant.items():
+            if variant not in VARIANTS:
+                raise LabConfigError(f"epochs given for unknown variant {variant!r}")
+            if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= self.epochs:
+                raise LabConfigError(f"epochs for {variant} must be between 1 and {self.epochs}, got {n!r}")
+
+
+@dataclass
+class Hardware:
+    jax_platform: str
+    jax_devices: list[str]
+    torch_device: str
+    summary: str
+    cpu_count: int = 0
+
+
+def detect_hardware() -> Hardware:
+    """What JAX and PyTorch will run on here (imports both, once)."""
+    import jax
+    import torch
+
+    devices = jax.devices()
+    platform_name = jax.default_backend()
+    names = [f"{d.platform}:{d.id} {getattr(d, 'device_kind', '')}".strip() for d in devices]
+    if torch.cuda.is_available():
+        torch_device = "cuda"
+        torch_name = f"cuda ({torch.cuda.get_device_name(0)})"
+    elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        torch_device = torch_name = "mps"
+    else:
+        torch_device = torch_name = "cpu"
+    cpus = os.cpu_count() or 0
+    kind = devices[0].device_kind if devices else "?"
+    summary = (
+        f"JAX on {platform_name.upper()} ({len(devices)} device{'s' if len(devices) != 1 else ''}: {kind}); "
+        f"PyTorch on {torch_name}; {cpus} CPU core{'s' if cpus != 1 else ''}"
+    )
+    return Hardware(platform_name, names, torch_device, summary, cpus)
+
+
+@dataclass
+class Progress:
+    variant: str
+    epoch: int
+    epochs: int
+    loss: float
+    elapsed_s: float
+    eta_s: float | None
+
+
+@dataclass
+class VariantResult:
+    variant: str
+    label: str
+    epochs: int
+    compile_s: float | None
+    total_s: float | None
+    ms_per_epoch: float | None
+    steps_per_s: float | None
+    final_loss: float | None
+    test_accuracy: float | None
+    losses: list[float]
+    status: str  # "ok" | "failed" | "cancelled"
+    error: str | None = None
+    input_path: str = ""
+    init_s: float | None = None
+    steps: int = 0
+    # Wall time for the configured epoch count: measured when `epochs` is that
+    # count, otherwise init + compile + ms_per_epoch x epochs, and `extrapolated`.
+    full_run_s: float | None = None
+    extrapolated: bool = False
+    traceback: str | None = None
+
+
+@dataclass
+class LabReport:
+    hardware: Hardware
+    config: LabConfig
+    results: list[VariantResult]
+    versions: dict[str, str]
+    cancelled: bool = False
+    dropped_per_epoch: int = 0
+    steps_per_epoch: int = 0
+    n_train: int = 0
+    n_test: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return any(r.status == "failed" for r in self.results)
+
+    def result(self, variant: str) -> VariantResult | None:
+        return next((r for r in self.results if r.variant == variant), None)
+
+    def speedups(self) -> dict:
+        """How many times faster each finished variant is than each baseline.
+
+        `steady_state` compares ms per epoch once compiled (what a long run
+        converges to); `whole_run` compares wall time for the configured epochs
+        including init and compilation (extrapolated results are flagged in
+        `results`). A ratio is None when either side did not finish.
+        """
+        out: dict = {
+            "basis": {
+                "steady_state": "ms per epoch after the first (compiling) step",
+                "whole_run": f"wall time for {self.config.epochs} epochs incl. init and compile",
+            },
+            "steady_state": {},
+            "whole_run": {},
+        }
+        for base in BASELINES:
+            ref = self.result(base)
+            steady: dict[str, float | None] = {}
+            whole: dict[str, float | None] = {}
+            for r in self.results:
+                ok = r.status == "ok" and ref is not None and ref.status == "ok"
+                steady[r.variant] = _ratio(ref.ms_per_epoch, r.ms_per_epoch) if ok else None
+                whole[r.variant] = _ratio(ref.full_run_s, r.full_run_s) if ok else None
+            out["steady_state"][f"vs_{base}"] = steady
+            out["whole_run"][f"vs_{base}"] = whole
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "cancelled": self.cancelled,
+            "hardware": asdict(self.hardware),
+            "config": asdict(self.config),
+            "data": {
+                "n_train": self.n_train,
+                "n_test": self.n_test,
+                "steps_per_epoch": self.steps_per_epoch,
+                "dropped_per_epoch": self.dropped_per_epoch,
+                "ragged_batch": "dropped: every variant trains on equal batches, reshuffled each epoch",
+            },
+            "versions": dict(self.versions),
+            "results": [asdict(r) for r in self.results],
+            "speedups": self.speedups(),
+        }
+
+
+def _ratio(base: float | None, value: float | None) -> float | None:
+    return base / value if base and value else None
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for dist in ("jaxlings", "jax", "jaxlib", "flax", "optax", "torch", "numpy", "pandas"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def run_lab(
+    config: LabConfig,
+    *,
+    on_progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+    hardware: Hardware | None = None,
+) -> LabReport:
+    """Train the configured variants one after another; see the module docstring.
+
+    Raises `LabConfigError` for bad settings and `course.titanic.TitanicDataError`
+    for an unusable data file, before anything runs. `on_progress` runs on this
+    thread: keep it quick (post a message, update a bar); it is called at most
+    every 0.1 s per variant, and always for a variant's last epoch.
+    """
+    from course.titanic import load_titanic
+
+    config.validate()
+    split = load_titanic(config.data_path, seed=config.seed)
+    if split.n_train < config.batch_size:
+        raise LabConfigError(f"batch_size {config.batch_size} is larger than the {split.n_train} training passengers")
+    hardware = hardware or detect_hardware()
+    _warm_up(config)
+    report = LabReport(
+        hardware=hardware, config=config, results=[], versions=versions(),
+        n_train=split.n_train, n_test=split.n_test,
+        steps_per_epoch=split.n_train // config.batch_size,
+        dropped_per_epoch=split.n_train % config.batch_size,
+    )
+    for name in config.variants:
+        if report.cancelled or (cancel is not None and cancel.is_set()):
+            report.cancelled = True
+            report.results.append(_not_run(name, config))
+            continue
+        result = _run_variant(name, config, split, hardware, on_progress, cancel)
+        report.results.append(result)
+        report.cancelled = result.status == "cancelled"
+    return report
+
+
+def _warm_up(config: LabConfig) -> None:
+    """Pay the process's one-time start-up costs before any clock starts.
+
+    The first JAX code in a process starts the backend and compiles the
+    random-number ops NNX uses to initialise layers; without this the first
+    JAX variant in the list would be charged for it and the order would change
+    the numbers.
+    """
+    from flax import nnx
+
+    from course.lab.variants.nnx_mlp import MLP
+
+    MLP(len(FEATURES), config.hidden, rngs=nnx.Rngs(params=config.seed))
+
+
+def _not_run(name: str, config: LabConfig) -> VariantResult:
+    return VariantResult(
+        variant=name, label=VARIANTS[name], epochs=0, compile_s=None, total_s=None, ms_per_epoch=None,
+        steps_per_s=None, final_loss=None, test_accuracy=None, losses=[], status="cancelled",
+        error="not started: the run was stopped", input_path=INPUT_PATHS[name],
+    )
+
+
+def _run_variant(name, config, split, hardware, on_progress, cancel) -> VariantResult:
+    epochs = config.epochs_for(name)
+    last_sent = [0.0]
+
+    def on_epoch(epoch: int, loss: float) -> None:
+        if on_progress is None:
+            return
+        now = time.perf_counter()
+        if epoch < epochs and now - last_sent[0] < PROGRESS_INTERVAL_S:
+            return
+        last_sent[0] = now
+        t = ctx.timing
+        elapsed = now - t.start
+        eta = None
+        if t.compiled is not None:
+            steady = now - t.compiled
+            done = epoch - t.steps_at_compile / ctx.steps_per_epoch
+            eta = steady / done * (epochs - epoch) if done > 0 else None
+        on_progress(Progress(name, epoch, epochs, loss, elapsed, eta))
+
+    ctx = TrainContext(
+        split=split, epochs=epochs, batch_size=config.batch_size, learning_rate=config.learning_rate,
+        hidden=config.hidden, seed=config.seed, torch_device=hardware.torch_device,
+        cancel=cancel, on_epoch=on_epoch,
+    )
+    result = VariantResult(
+        variant=name, label=VARIANTS[name], epochs=epochs, compile_s=None, total_s=None, ms_per_epoch=None,
+        steps_per_s=None, final_loss=None, test_accuracy=None, losses=ctx.losses, status="ok",
+        input_path=INPUT_PATHS[name],
+    )
+    try:
+        logits = load(name)(ctx)
+    except Cancelled:
+        result.status, result.error = "cancelled", f"stopped after {len(ctx.losses)} of {epochs} epochs"
+    except Exception as exc:  # a failing variant must not take the others down
+        result.status = "failed"
+        result.error = f"{type(exc).__name__}: {exc}".strip()
+        result.traceback = traceback.format_exc()
+    else:
+        logits = np.asarray(logits).reshape(-1)
+        result.test_accuracy = float(np.mean((logits > 0) == (split.y_test > 0.5)))
+    _fill_timing(result, ctx, config.epochs)
+    return result
+
+
+def _fill_timing(result: VariantResult, ctx: TrainContext, full_epochs: int) -> None:
+    t = ctx.timing
+    result.steps = ctx.steps
+    result.final_loss = ctx.losses[-1] if ctx.losses else None
+    if t.ready is not None:
+        result.init_s = t.ready - t.start
+    if t.ready is not None and t.compiled is not None:
+        result.compile_s = t.compiled - t.ready
+    if result.status != "ok" or t.done is None or t.compiled is None:
+        return
+    result.total_s = t.done - t.start
+    steady_s = t.done - t.compiled
+    steady_steps = ctx.steps - t.steps_at_compile
+    if steady_steps > 0 and steady_s > 0:
+        result.steps_per_s = steady_steps / steady_s
+        result.ms_per_epoch = 1000 * steady_s / steady_steps * ctx.steps_per_epoch
+    elif result.epochs:
+        result.ms_per_epoch = 1000 * result.total_s / result.epochs
+    if result.epochs == full_epochs:
+        result.full_run_s = result.total_s
+    elif result.ms_per_epoch is not None:
+        # Whatever the first step cost is paid once; every further epoch at the steady rate.
+        first_step_epochs = t.steps_at_compile / ctx.steps_per_epoch
+        result.full_run_s = (result.init_s or 0) + (result.compile_s or 0) + (
+            result.ms_per_epoch / 1000 * (full_epochs - first_step_epochs))
+        result.extrapolated = True
