@@ -1,0 +1,176 @@
+"""Checks for titanic_dataset: a Dataset and a NumPy collate_fn for the DataLoader path,
+and seeded batching without PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close, assert_equal, fail
+
+TIMEOUT = 60
+
+
+def _data(rng, n_min=20, n_max=70):
+    n = int(rng.integers(n_min, n_max))
+    n_features = int(rng.integers(3, 12))
+    # float64 features and int labels, as pandas hands them over: the dataset converts.
+    x = rng.standard_normal((n, n_features))
+    y = rng.integers(0, 2, size=n)
+    return x, y
+
+
+def probe_items(module, x, y, indices):
+    ds = module.TitanicDataset(x, y)
+    items = []
+    for i in indices:
+        item = ds[i]
+        if not isinstance(item, tuple) or len(item) != 2:
+            return {"len": len(ds), "error": f"ds[{i}] returned {type(item).__name__}, not a tuple (features, label)"}
+        items.append({
+            "types": [type(v).__module__.split(".")[0] + "." + type(v).__name__ for v in item],
+            "values": [v if type(v).__module__.split(".")[0] == "numpy" else None for v in item],
+        })
+    return {"len": len(ds), "items": items}
+
+
+def probe_collate(module, x, y):
+    import numpy as np
+
+    samples = [(x[i].astype(np.float32), np.array([y[i]], dtype=np.float32)) for i in range(len(x))]
+    out = module.numpy_collate(samples)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        return {"error": f"numpy_collate returned {type(out).__name__}, not a pair (x, y)"}
+    types = [type(v).__module__.split(".")[0] + "." + type(v).__name__ for v in out]
+    return {"types": types, "values": [v if isinstance(v, np.ndarray) else None for v in out]}
+
+
+def probe_loader(module, x, y, batch_size, seed):
+    import numpy as np
+    import torch
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(
+        module.TitanicDataset(x, y),
+        batch_size=batch_size,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(seed),
+        collate_fn=module.numpy_collate,
+    )
+    batches = []
+    for batch in loader:
+        types = [type(v).__module__.split(".")[0] + "." + type(v).__name__ for v in batch]
+        if types != ["numpy.ndarray", "numpy.ndarray"]:
+            return {"error": f"a batch from the DataLoader holds {types}, not two NumPy arrays"}
+        batches.append(list(batch))
+    return {"batches": batches}
+
+
+def _item_error(result):
+    if "error" in result:
+        fail(result["error"] + ".")
+
+
+def test_dataset_length_and_items(learner, reference, rng):
+    x, y = _data(rng)
+    indices = [0, len(x) - 1] + [int(i) for i in rng.integers(0, len(x), size=3)]
+    got = learner.probe(probe_items, x, y, indices)
+    want = reference.probe(probe_items, x, y, indices)
+    assert_equal(got["len"], want["len"], what=f"len(TitanicDataset(x, y)) with x of shape {x.shape}")
+    _item_error(got)
+    for i, g, w in zip(indices, got["items"], want["items"]):
+        what = f"TitanicDataset(x, y)[{i}] with x of shape {x.shape}"
+        if g["types"] != w["types"]:
+            fail(f"{what}: expected a pair of NumPy arrays, got {g['types']}.")
+        for part, gv, wv in zip(("features", "label"), g["values"], w["values"]):
+            if gv.dtype != wv.dtype:
+                fail(f"{what}: the {part} have dtype {gv.dtype}, expected {wv.dtype} (convert in __init__).")
+            assert_close(gv, wv, what=f"{what}, the {part}")
+
+
+def test_collate_stacks_into_numpy_batches(learner, reference, rng):
+    x, y = _data(rng, 3, 12)
+    got = learner.probe(probe_collate, x, y)
+    want = reference.probe(probe_collate, x, y)
+    what = f"numpy_collate on a list of {len(x)} samples of {x.shape[1]} features"
+    _item_error(got)
+    if got["types"] != want["types"]:
+        fail(f"{what}: expected two NumPy arrays (x, y), got {got['types']}. "
+             "The default collate makes torch tensors; stack with NumPy instead.")
+    for part, gv, wv in zip(("x", "y"), got["values"], want["values"]):
+        if gv.dtype != wv.dtype:
+            fail(f"{what}: {part} has dtype {gv.dtype}, expected {wv.dtype}.")
+        assert_close(gv, wv, what=f"{what}, {part}")
+
+
+def test_dataloader_batches_are_seeded_numpy(learner, reference, rng, seed):
+    x, y = _data(rng)
+    batch_size = int(rng.integers(4, 17))
+    got = learner.probe(probe_loader, x, y, batch_size, seed)
+    want = reference.probe(probe_loader, x, y, batch_size, seed)
+    _item_error(got)
+    what = (f"DataLoader(TitanicDataset(x, y), batch_size={batch_size}, shuffle=True, "
+            f"generator=torch.Generator().manual_seed(seed), collate_fn=numpy_collate) with x of shape {x.shape}")
+    if len(got["batches"]) != len(want["batches"]):
+        fail(f"{what}: expected {len(want['batches'])} batches, got {len(got['batches'])}.")
+    for k, (g, w) in enumerate(zip(got["batches"], want["batches"])):
+        for part, gv, wv in zip(("x", "y"), g, w):
+            if gv.dtype != wv.dtype:
+                fail(f"{what}: batch {k}, {part} has dtype {gv.dtype}, expected {wv.dtype}.")
+            assert_close(gv, wv, what=f"{what}: batch {k}, {part}")
+
+
+def _row_index(x32):
+    return {row.tobytes(): i for i, row in enumerate(x32)}
+
+
+def _order_of(batches, index, what):
+    order = []
+    for k, batch in enumerate(batches):
+        if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+            fail(f"{what}: batch {k} is not a pair (x, y).")
+        xb, _ = batch
+        if not isinstance(xb, np.ndarray) or xb.ndim != 2:
+            fail(f"{what}: batch {k} x is not a 2-D array.")
+        for row in xb.astype(np.float32, copy=False):
+            if row.tobytes() not in index:
+                fail(f"{what}: batch {k} holds a row that is not a row of the input features.")
+            order.append(index[row.tobytes()])
+    return order
+
+
+def test_numpy_batches_cover_every_row_once_in_seeded_order(learner, rng, seed):
+    x, y = _data(rng)
+    batch_size = int(rng.integers(4, 17))
+    n = len(x)
+    what = f"numpy_batches(x, y, batch_size={batch_size}, seed={seed}) with x of shape {x.shape}"
+    batches = learner.call("numpy_batches", x, y, batch_size, seed)
+    if not isinstance(batches, (list, tuple)):
+        fail(f"{what}: expected a list of (x, y) batches, got {type(batches).__name__}.")
+    n_batches = -(-n // batch_size)
+    if len(batches) != n_batches:
+        fail(f"{what}: expected {n_batches} batches ({n} rows), got {len(batches)}.")
+    x32, y32 = x.astype(np.float32), y.astype(np.float32)
+    order = _order_of(batches, _row_index(x32), what)
+    if sorted(order) != list(range(n)):
+        fail(f"{what}: every row must appear exactly once; got {len(order)} rows, {len(set(order))} distinct.")
+    if order == list(range(n)):
+        fail(f"{what}: the rows come in their original order; shuffle them with np.random.default_rng(seed).")
+    for k, (xb, yb) in enumerate(batches):
+        rows = len(xb)
+        expected_rows = batch_size if k < n_batches - 1 else n - batch_size * (n_batches - 1)
+        if rows != expected_rows:
+            fail(f"{what}: batch {k} has {rows} rows, expected {expected_rows}.")
+        if xb.dtype != np.float32 or not isinstance(yb, np.ndarray) or yb.dtype != np.float32:
+            fail(f"{what}: batch {k} has dtypes {xb.dtype}/{getattr(yb, 'dtype', type(yb).__name__)}, expected float32/float32.")
+        if yb.shape != (rows, 1):
+            fail(f"{what}: batch {k} labels have shape {yb.shape}, expected {(rows, 1)}.")
+        start = sum(len(b[0]) for b in batches[:k])
+        want_y = y32[order[start:start + rows]].reshape(-1, 1)
+        assert_close(yb, want_y, what=f"{what}: batch {k} labels (each label must stay with its row)")
+
+    again = learner.call("numpy_batches", x, y, batch_size, seed)
+    if _order_of(again, _row_index(x32), what) != order:
+        fail(f"{what}: a second call with the same seed gave a different order; the order must come from `seed` only.")
+    other = learner.call("numpy_batches", x, y, batch_size, seed + 1)
+    if _order_of(other, _row_index(x32), what) == order:
+        fail(f"{what}: seed {seed + 1} gave the same order as seed {seed}; use the seed argument.")
