@@ -1,0 +1,177 @@
+"""What hidden checks use: assertions with learner-friendly messages, and failures.
+
+See `course/checks/README.md`. Every message ends with the seed of the run so a
+failure can be replayed with `JAXLINGS_SEED=<seed>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# The seed of the check run in progress; set by the runner (one run at a time
+# per process), read by assertion messages.
+_current_seed: int | None = None
+
+
+class LearnerFailure(Exception):
+    """The learner's code could not produce a result; `cause` says why."""
+
+    def __init__(self, cause: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.message = message
+        self.details = details
+
+    def __str__(self) -> str:
+        return _with_seed(self.message)
+
+
+class CheckFailure(AssertionError):
+    """The learner's result is wrong (cause `wrong_result` or `no_result`)."""
+
+    def __init__(self, message: str, cause: str = "wrong_result") -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.message = message
+
+    def __str__(self) -> str:
+        return _with_seed(self.message)
+
+
+def _with_seed(message: str) -> str:
+    if _current_seed is None or "(seed " in message:
+        return message
+    return f"{message}\n(seed {_current_seed}: rerun with JAXLINGS_SEED={_current_seed})"
+
+
+def fail(message: str) -> None:
+    """Fail the check with a wrong-result message written for the learner."""
+    raise CheckFailure(message)
+
+
+def describe(value: Any) -> str:
+    """A short description of a plain value: type, shape and dtype for arrays."""
+    if isinstance(value, np.ndarray):
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, np.generic):
+        return f"NumPy {value.dtype} scalar"
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__} of length {len(value)}"
+    if isinstance(value, dict):
+        keys = ", ".join(repr(k) for k in list(value)[:8])
+        return f"dict with keys [{keys}{', ...' if len(value) > 8 else ''}]"
+    return type(value).__name__
+
+
+def _preview(value: Any, limit: int = 300) -> str:
+    if isinstance(value, np.ndarray):
+        with np.printoptions(precision=5, threshold=20, edgeitems=3, linewidth=100):
+            text = np.array2string(value)
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _numeric_kind(x: Any) -> str | None:
+    if isinstance(x, bool) or (isinstance(x, np.ndarray) and x.dtype.kind == "b"):
+        return "bool"
+    if isinstance(x, (int, float)) or (isinstance(x, np.ndarray) and x.dtype.kind in "iufc"):
+        if isinstance(x, np.ndarray):
+            return "int" if x.dtype.kind in "iu" else x.dtype.kind
+        return "int" if isinstance(x, int) else "f"
+    return None
+
+
+def assert_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """`got` (the learner's) matches `want` (the reference's): kind, shape, dtype kind, values."""
+    if got is None and want is not None:
+        raise CheckFailure(f"{what}: got None, expected {describe(want)}. Did you forget a `return`?", "no_result")
+    kind_got, kind_want = _numeric_kind(got), _numeric_kind(want)
+    if kind_want is None:
+        assert_equal(got, want, what=what)
+        return
+    if kind_got is None:
+        fail(f"{what}: expected {describe(want)}, got {describe(got)}: {_preview(got)}")
+    g, w = np.asarray(got), np.asarray(want)
+    if g.shape != w.shape:
+        fail(f"{what}: expected shape {w.shape}, got shape {g.shape} ({describe(got)}).")
+    if kind_got != kind_want and not (kind_got in "fc" and kind_want in "fc"):
+        fail(
+            f"{what}: expected a {_kind_name(kind_want)} result ({describe(want)}), "
+            f"got a {_kind_name(kind_got)} one ({describe(got)})."
+        )
+    if kind_want == "bool" or kind_want == "int":
+        ok = np.array_equal(g, w)
+    else:
+        ok = bool(np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True))
+    if not ok:
+        detail = ""
+        if g.size > 1 and kind_want not in ("bool",):
+            diff = np.abs(g.astype(np.complex128) - w.astype(np.complex128))
+            idx = np.unravel_index(int(np.nanargmax(np.where(np.isnan(diff), np.inf, diff))), g.shape)
+            detail = f"\nLargest difference at index {tuple(int(i) for i in idx)}: expected {w[idx]!r}, got {g[idx]!r}."
+        fail(
+            f"{what}: values differ (shape {w.shape}, rtol={rtol}, atol={atol}).\n"
+            f"expected: {_preview(w)}\ngot:      {_preview(g)}{detail}"
+        )
+
+
+def _kind_name(kind: str) -> str:
+    return {"bool": "bool", "int": "integer", "f": "floating-point", "c": "complex"}.get(kind, kind)
+
+
+def assert_tree_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """Same structure (dict keys, sequence lengths); every leaf compared with `assert_close`."""
+    if got is None and want is not None:
+        raise CheckFailure(f"{what}: got None, expected {describe(want)}. Did you forget a `return`?", "no_result")
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            fail(f"{what}: expected {describe(want)}, got {describe(got)}.")
+        if set(got) != set(want):
+            missing = sorted(set(want) - set(got))
+            extra = sorted(set(got) - set(want))
+            parts = [f"missing keys {missing}" if missing else "", f"unexpected keys {extra}" if extra else ""]
+            fail(f"{what}: the structure differs: " + "; ".join(p for p in parts if p) + ".")
+        for k in want:
+            assert_tree_close(got[k], want[k], what=f"{what}[{k!r}]", rtol=rtol, atol=atol)
+        return
+    if isinstance(want, (list, tuple)):
+        if not isinstance(got, (list, tuple)):
+            fail(f"{what}: expected {describe(want)}, got {describe(got)}.")
+        if len(got) != len(want):
+            fail(f"{what}: expected {len(want)} items, got {len(got)}.")
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_tree_close(g, w, what=f"{what}[{i}]", rtol=rtol, atol=atol)
+        return
+    assert_close(got, want, what=what, rtol=rtol, atol=atol)
+
+
+def assert_equal(got: Any, want: Any, *, what: str) -> None:
+    """Exact equality of plain data (arrays: same shape, dtype kind and values)."""
+    if got is None and want is not None:
+        raise CheckFailure(f"{what}: got None, expected {describe(want)}. Did you forget a `return`?", "no_result")
+    if isinstance(want, np.ndarray) or isinstance(got, np.ndarray):
+        if not (isinstance(want, np.ndarray) and isinstance(got, np.ndarray)):
+            fail(f"{what}: expected {describe(want)}, got {describe(got)}.")
+        if got.shape != want.shape or got.dtype.kind != want.dtype.kind or not np.array_equal(got, want):
+            fail(f"{what}: expected {describe(want)} {_preview(want)}\ngot {describe(got)} {_preview(got)}")
+        return
+    if isinstance(want, dict) and isinstance(got, dict):
+        if set(got) != set(want):
+            fail(f"{what}: expected keys {sorted(want)}, got keys {sorted(got)}.")
+        for k in want:
+            assert_equal(got[k], want[k], what=f"{what}[{k!r}]")
+        return
+    if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
+        if type(got) is not type(want):
+            fail(f"{what}: expected a {type(want).__name__}, got a {type(got).__name__}.")
+        if len(got) != len(want):
+            fail(f"{what}: expected {len(want)} items, got {len(got)}.")
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_equal(g, w, what=f"{what}[{i}]")
+        return
+    # bool is an int subclass: True must not pass for 1, nor 1.0 for 1.
+    if type(got) is not type(want) or got != want:
+        fail(f"{what}: expected {_preview(want)} ({describe(want)}), got {_preview(got)} ({describe(got)}).")

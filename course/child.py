@@ -1,0 +1,337 @@
+"""The learner's process: loads one learner module and answers calls on it.
+
+Started by `course.sandbox` as `python -I course/child.py [--memory-mb N]
+[--preload]`. It speaks a tiny protocol over its original stdin/stdout
+(length-prefixed JSON frames); the learner's code gets /dev/null as stdin and
+stderr as stdout, so a stray `print` can never corrupt the protocol. Whatever
+the learner's code does here, the parent only ever receives plain data
+(`course.plain`), and it decides the verdict.
+
+Nothing here is trusted by the parent: a learner can make this process send
+any bytes it likes. That is fine because the parent treats every reply as the
+learner's claimed result and compares it against the reference itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__":
+    # Run as a script with -I: make the `course` package importable without
+    # putting the learner's folder or the current directory on sys.path.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import inspect
+import json
+import linecache
+import resource
+import struct
+import traceback
+import types
+from typing import Any
+
+HEADER = struct.Struct("!Q")
+MAX_MESSAGE = 1 << 30
+MAX_MESSAGE_TEXT = 2000
+PROBE_FILE = "<check probe>"
+
+
+def read_frame(fd: int) -> bytes | None:
+    head = _read_exact(fd, HEADER.size)
+    if head is None:
+        return None
+    (n,) = HEADER.unpack(head)
+    if n > MAX_MESSAGE:
+        raise ValueError(f"message of {n} bytes is too large")
+    return _read_exact(fd, n)
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def write_frame(fd: int, payload: bytes) -> None:
+    data = HEADER.pack(len(payload)) + payload
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+class Failure(Exception):
+    def __init__(self, cause: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.message = message
+        self.extra = extra
+
+
+class Child:
+    def __init__(self) -> None:
+        self.module: types.ModuleType | None = None
+        self.path = ""
+        self.display = ""
+
+    # -- operations ----------------------------------------------------------
+    def op_load(self, msg: dict) -> Any:
+        self.path = str(msg["path"])
+        self.display = str(msg.get("display") or self.path)
+        try:
+            with open(self.path, "rb") as f:
+                source = f.read()
+        except OSError as e:
+            raise Failure("import_error", f"cannot read {self.display}: {e.strerror or e}") from None
+        text = source.decode("utf-8", errors="replace")
+        # Keep the source in linecache so tracebacks show the learner's lines even
+        # if the file changes or disappears while the check runs (mtime None = keep).
+        linecache.cache[self.path] = (len(text), None, text.splitlines(True), self.path)
+        try:
+            code = compile(source, self.path, "exec", dont_inherit=True)
+        except SyntaxError as e:
+            raise Failure("syntax_error", self._syntax_message(e), line=e.lineno) from None
+        except ValueError as e:  # e.g. null bytes in the source
+            raise Failure("syntax_error", f"{self.display} cannot be compiled: {e}") from None
+        name = str(msg.get("module") or "learner")
+        module = types.ModuleType(name)
+        module.__file__ = self.path
+        sys.modules[name] = module
+        try:
+            exec(code, module.__dict__)
+        except ModuleNotFoundError as e:
+            raise Failure(
+                "import_error",
+                f"{self.display} imports `{e.name}`, which is not installed or does not exist.\n"
+                + self._trimmed(e),
+                missing=e.name,
+            ) from None
+        except ImportError as e:
+            raise Failure("import_error", f"an import in {self.display} failed.\n" + self._trimmed(e)) from None
+        except BaseException as e:  # noqa: BLE001 - everything the learner's import can raise
+            raise self._failure_from(e, f"while importing {self.display}") from None
+        self.module = module
+        return None
+
+    def op_has(self, msg: dict) -> Any:
+        return hasattr(self._module(), str(msg["name"]))
+
+    def op_call(self, msg: dict) -> Any:
+        from course.plain import from_wire
+
+        name = str(msg["name"])
+        module = self._module()
+        if not hasattr(module, name):
+            raise Failure("missing_name", f"{self.display} does not define `{name}`.", name=name)
+        fn = getattr(module, name)
+        if not callable(fn):
+            raise Failure(
+                "missing_name",
+                f"`{name}` in {self.display} is a {type(fn).__name__}, but the check calls it.",
+                name=name,
+            )
+        args = from_wire(msg.get("args", {"l": []}))
+        kwargs = from_wire(msg.get("kwargs", {"d": {}}))
+        _check_signature(fn, name, args, kwargs)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as e:  # noqa: BLE001
+            raise self._failure_from(e, f"while running `{name}`") from None
+        return self._plain(result, f"the value returned by `{name}`")
+
+    def op_probe(self, msg: dict) -> Any:
+        from course.plain import from_wire
+
+        module = self._module()
+        fn_name = str(msg["fn"])
+        namespace: dict[str, Any] = {"__name__": "jaxlings_probe"}
+        source = str(msg["source"])
+        linecache.cache[PROBE_FILE] = (len(source), None, source.splitlines(True), PROBE_FILE)
+        exec(compile(source, PROBE_FILE, "exec"), namespace)
+        args = from_wire(msg.get("args", {"l": []}))
+        kwargs = from_wire(msg.get("kwargs", {"d": {}}))
+        try:
+            result = namespace[fn_name](module, *args, **kwargs)
+        except BaseException as e:  # noqa: BLE001
+            raise self._failure_from(e, "while the check used your code") from None
+        return self._plain(result, "the value the check got from your code")
+
+    # -- helpers -------------------------------------------------------------
+    def _module(self) -> types.ModuleType:
+        if self.module is None:
+            raise Failure("import_error", "the learner's module is not loaded")
+        return self.module
+
+    def _plain(self, value: Any, where: str) -> Any:
+        from course.plain import NotPlainData, to_plain
+
+        try:
+            return to_plain(value, where=where)
+        except NotPlainData as e:
+            raise Failure("not_plain_data", str(e)) from None
+        except BaseException as e:  # noqa: BLE001 - a rigged __array__ or property can raise
+            raise self._failure_from(e, f"while converting {where}") from None
+
+    def _failure_from(self, e: BaseException, during: str) -> Failure:
+        if isinstance(e, Failure):
+            return e
+        if isinstance(e, SystemExit):
+            return Failure("exit", f"your code called sys.exit({e.code!r}) {during}.", code=_exit_code(e.code))
+        if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in str(e)[:500]:
+            return Failure("out_of_memory", f"your code ran out of memory {during}.\n" + self._trimmed(e))
+        return Failure("exception", f"{type(e).__name__} {during}.\n" + self._trimmed(e))
+
+    def _trimmed(self, e: BaseException) -> str:
+        """The traceback reduced to the learner's own lines (and the check's probe)."""
+        frames = [
+            f for f in traceback.extract_tb(e.__traceback__) if f.filename in (self.path, PROBE_FILE)
+        ]
+        lines = []
+        if frames:
+            lines.append("Traceback (your code):")
+            for f in frames:
+                where = self.display if f.filename == self.path else "the check"
+                lines.append(f'  {where}, line {f.lineno}, in {f.name}')
+                if f.line:
+                    lines.append(f"    {f.line.strip()}")
+        text = "".join(traceback.format_exception_only(type(e), e)).strip()
+        if len(text) > MAX_MESSAGE_TEXT:
+            text = text[:MAX_MESSAGE_TEXT] + " [...]"
+        lines.append(text.replace(self.path, self.display) if self.path else text)
+        return "\n".join(lines)
+
+    def _syntax_message(self, e: SyntaxError) -> str:
+        lines = [f"{self.display}, line {e.lineno}: {e.msg}"]
+        if e.text:
+            text = e.text.rstrip("\n")
+            stripped = text.lstrip()
+            lines.append("    " + stripped)
+            if e.offset:
+                col = max(0, e.offset - 1 - (len(text) - len(stripped)))
+                width = 1
+                if e.end_offset and e.end_lineno == e.lineno and e.end_offset > e.offset:
+                    width = e.end_offset - e.offset
+                lines.append("    " + " " * col + "^" * width)
+        return "\n".join(lines)
+
+    # -- main loop -----------------------------------------------------------
+    def handle(self, msg: dict) -> dict:
+        from course.plain import NotPlainData, to_wire
+
+        op = getattr(self, "op_" + str(msg.get("op")), None)
+        if op is None:
+            return {"ok": False, "cause": "check_error", "message": f"unknown operation {msg.get('op')!r}"}
+        try:
+            value = op(msg)
+            return {"ok": True, "value": to_wire(value)}
+        except Failure as f:
+            return {"ok": False, "cause": f.cause, "message": f.message, **f.extra}
+        except NotPlainData as e:
+            return {"ok": False, "cause": "not_plain_data", "message": str(e)}
+        except BaseException as e:  # noqa: BLE001 - report, never die silently
+            return {"ok": False, **_as_dict(self._failure_from(e, "in the check"))}
+
+
+def _as_dict(f: Failure) -> dict:
+    return {"cause": f.cause, "message": f.message, **f.extra}
+
+
+def _exit_code(code: Any) -> int:
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
+
+
+def _check_signature(fn: Any, name: str, args: Any, kwargs: Any) -> None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # builtins and C callables: let the call itself say what is wrong
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as e:
+        shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
+        raise Failure(
+            "signature",
+            f"`{name}{sig}` cannot be called the way the check calls it: {name}({shown}).\n{e}",
+            name=name,
+        ) from None
+
+
+def _short(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"<array {getattr(value, 'dtype', '')}{list(shape)}>"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _set_memory_limit(mb: int) -> None:
+    # RLIMIT_DATA, not RLIMIT_AS: XLA reserves gigabytes of address space it
+    # never touches, so an address-space limit breaks `import jax`. RLIMIT_DATA
+    # counts private writable memory (heap, anonymous mmap) on Linux >= 4.7;
+    # a 512 MiB limit still lets jax + flax + optax import and run. The parent
+    # also polls this process's RSS and kills it past the limit, for memory
+    # that RLIMIT_DATA does not count.
+    limit = mb * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    except (ValueError, OSError):
+        pass  # the RSS watch in the parent still applies
+
+
+def _preload() -> None:
+    import numpy  # noqa: F401
+    import jax
+    import jax.numpy as jnp
+    import optax  # noqa: F401
+    from flax import nnx  # noqa: F401
+
+    # Start the backend now so the first learner call does not pay for it.
+    jax.block_until_ready(jax.jit(lambda x: x + 1)(jnp.zeros(2)))
+
+
+def main(argv: list[str]) -> int:
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)  # the learner's print() goes to stderr, which the parent drains
+    if "--memory-mb" in argv:
+        _set_memory_limit(int(argv[argv.index("--memory-mb") + 1]))
+    ready: dict[str, Any] = {"ready": True, "pid": os.getpid()}
+    if "--preload" in argv:
+        try:
+            _preload()
+        except BaseException as e:  # noqa: BLE001 - the parent reports a broken install
+            ready = {"ready": False, "message": f"cannot import the course libraries: {e!r}"}
+    write_frame(proto_out, json.dumps(ready).encode())
+    child = Child()
+    while True:
+        frame = read_frame(proto_in)
+        if frame is None:
+            return 0
+        msg = json.loads(frame)
+        if msg.get("op") == "bye":
+            return 0
+        reply = child.handle(msg)
+        try:
+            payload = json.dumps(reply, separators=(",", ":")).encode()
+        except (TypeError, ValueError) as e:
+            payload = json.dumps({"ok": False, "cause": "not_plain_data", "message": str(e)}).encode()
+        sys.stdout.flush()
+        write_frame(proto_out, payload)
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: atexit hooks and JAX's shutdown are not needed.
+    os._exit(code)

@@ -1,0 +1,206 @@
+"""Plain data: the only thing that crosses between a check and the learner's process.
+
+Plain data is None, bool, int, float, str, lists, tuples, dicts with str keys,
+and NumPy arrays of numeric or bool dtype. `to_plain` (run in the learner's
+process) turns JAX arrays, typed PRNG keys, `nnx.State` and other pytrees into
+that; anything else raises `NotPlainData`, so an object with a rigged `__eq__`
+never reaches the check.
+
+`encode`/`decode` write and read plain data as JSON, arrays as base64 bytes
+with dtype and shape. The reader builds only the types listed above: nothing
+the learner's process sends is ever unpickled or executed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+# Dtype kinds an array may have: bool, signed/unsigned int, float, complex.
+_ARRAY_KINDS = frozenset("biufc")
+MAX_DEPTH = 64
+
+
+class NotPlainData(TypeError):
+    """A value that is not plain data; the message says which and where."""
+
+
+def _describe(value: Any) -> str:
+    cls = type(value)
+    return f"{cls.__module__}.{cls.__qualname__}" if cls.__module__ != "builtins" else cls.__qualname__
+
+
+def to_plain(value: Any, *, where: str = "the result") -> Any:
+    """Convert `value` to plain data, or raise `NotPlainData` saying what and where."""
+    return _to_plain(value, where, 0)
+
+
+def _to_plain(value: Any, where: str, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise NotPlainData(f"{where} is nested more than {MAX_DEPTH} levels deep")
+    # Exact type checks: a subclass of int or str could carry its own __eq__.
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if type(value) is list or type(value) is tuple:
+        items = [_to_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+        return items if type(value) is list else tuple(items)
+    if type(value) is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise NotPlainData(f"{where} has a dict key {k!r} of type {_describe(k)}; keys must be str")
+            out[k] = _to_plain(v, f"{where}[{k!r}]", depth + 1)
+        return out
+    if type(value) is np.ndarray or isinstance(value, np.generic):
+        arr = np.asarray(value)
+        if arr.dtype.kind not in _ARRAY_KINDS:
+            raise NotPlainData(f"{where} is a NumPy array of dtype {arr.dtype}; only numeric and bool arrays are plain data")
+        return np.array(arr, copy=True)
+    converted = _convert_library_value(value, where, depth)
+    if converted is not _UNKNOWN:
+        return converted
+    raise NotPlainData(
+        f"{where} is a {_describe(value)}, which is not plain data. Return numbers, "
+        "strings, lists/tuples/dicts of them, or NumPy/JAX arrays."
+    )
+
+
+_UNKNOWN = object()
+
+
+def _convert_library_value(value: Any, where: str, depth: int) -> Any:
+    """JAX arrays, PRNG keys, nnx.State and registered pytrees, if JAX is loaded.
+
+    Only looked up in sys.modules: if the learner's code never imported JAX,
+    none of its values can be JAX values, and plain-data checks stay cheap.
+    """
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return _UNKNOWN
+    if isinstance(value, jax.Array):
+        if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+            value = jax.random.key_data(value)
+        return _to_plain(np.asarray(value), where, depth)
+    nnx = sys.modules.get("flax.nnx")
+    if nnx is not None and isinstance(value, nnx.State):
+        return _to_plain(_pure_dict(value.to_pure_dict()), where, depth + 1)
+    if nnx is not None and isinstance(value, nnx.Variable):
+        return _to_plain(value.get_value(), where, depth + 1)
+    # Any other registered pytree node (NamedTuple, dataclass, optax state, ...):
+    # flatten one level, keep the keys as a dict or the children as a list.
+    children = jax.tree_util.tree_flatten_with_path(value, is_leaf=lambda x: x is not value)[0]
+    if len(children) == 1 and children[0][0] == () and children[0][1] is value:
+        return _UNKNOWN  # a leaf that is not an array: not plain
+    keys = [_key_name(path[0]) if path else None for path, _ in children]
+    if keys and all(isinstance(k, str) for k in keys) and len(set(keys)) == len(keys):
+        return {k: _to_plain(v, f"{where}.{k}", depth + 1) for k, (_, v) in zip(keys, children)}
+    return [_to_plain(v, f"{where}[{i}]", depth + 1) for i, (_, v) in enumerate(children)]
+
+
+def _key_name(entry: Any) -> str | None:
+    for attr in ("name", "key"):
+        k = getattr(entry, attr, None)
+        if isinstance(k, str):
+            return k
+    return None
+
+
+def _pure_dict(tree: Any) -> Any:
+    # nnx's pure dict may use int keys (layers in a list); plain dicts need str keys.
+    if isinstance(tree, dict):
+        return {str(k): _pure_dict(v) for k, v in tree.items()}
+    return tree
+
+
+# -- the wire format ---------------------------------------------------------------
+# Every container is tagged so that decoding is unambiguous: a learner's dict that
+# happens to have a key named "__array__" is still just a dict.
+
+
+def _enc(value: Any) -> Any:
+    if value is None or type(value) in (bool, int, str):
+        return value
+    if type(value) is float:
+        return {"f": repr(value)}  # keeps nan/inf and every bit of the value
+    if type(value) is list:
+        return {"l": [_enc(v) for v in value]}
+    if type(value) is tuple:
+        return {"t": [_enc(v) for v in value]}
+    if type(value) is dict:
+        return {"d": {k: _enc(v) for k, v in value.items()}}
+    if type(value) is np.ndarray:
+        arr = np.ascontiguousarray(value).reshape(value.shape)  # ascontiguousarray makes 0-d arrays 1-d
+        return {
+            "a": base64.b64encode(arr.tobytes()).decode("ascii"),
+            "dtype": arr.dtype.str,
+            "shape": list(arr.shape),
+        }
+    raise NotPlainData(f"cannot encode a {_describe(value)}")
+
+
+def encode(value: Any) -> bytes:
+    """Plain data (already converted with `to_plain`) as JSON bytes."""
+    return json.dumps(_enc(value), separators=(",", ":")).encode("utf-8")
+
+
+class DecodeError(ValueError):
+    """Bytes that are not a well-formed encoding of plain data."""
+
+
+def decode(data: bytes) -> Any:
+    try:
+        raw = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DecodeError(f"not valid JSON: {e}") from None
+    return _dec(raw, 0)
+
+
+def _dec(raw: Any, depth: int) -> Any:
+    if depth > MAX_DEPTH + 2:
+        raise DecodeError("nested too deeply")
+    if raw is None or type(raw) in (bool, int, str):
+        return raw
+    if type(raw) is not dict or len(raw) not in (1, 3):
+        raise DecodeError(f"unexpected value of type {type(raw).__name__}")
+    if len(raw) == 1:
+        (tag, body), = raw.items()
+        if tag == "f" and type(body) is str:
+            try:
+                return float(body)
+            except ValueError:
+                raise DecodeError(f"bad float {body[:40]!r}") from None
+        if tag in ("l", "t") and type(body) is list:
+            items = [_dec(v, depth + 1) for v in body]
+            return items if tag == "l" else tuple(items)
+        if tag == "d" and type(body) is dict:
+            return {str(k): _dec(v, depth + 1) for k, v in body.items()}
+        raise DecodeError(f"unknown tag {tag!r}")
+    return _dec_array(raw)
+
+
+def _dec_array(raw: dict) -> np.ndarray:
+    try:
+        dtype = np.dtype(str(raw["dtype"]))
+        shape = tuple(int(n) for n in raw["shape"])
+        buf = base64.b64decode(raw["a"], validate=True)
+    except (KeyError, TypeError, ValueError) as e:
+        raise DecodeError(f"bad array: {e}") from None
+    if dtype.kind not in _ARRAY_KINDS or dtype.hasobject:
+        raise DecodeError(f"array dtype {dtype} is not allowed")
+    if any(n < 0 for n in shape) or len(buf) != dtype.itemsize * int(np.prod(shape, dtype=np.int64)):
+        raise DecodeError("array bytes do not match its shape and dtype")
+    return np.frombuffer(buf, dtype=dtype).reshape(shape).copy()
+
+
+def to_wire(value: Any) -> Any:
+    """Plain data as a JSON-ready structure (for embedding in a larger message)."""
+    return _enc(value)
+
+
+def from_wire(raw: Any) -> Any:
+    """The inverse of `to_wire`, with the same strictness as `decode`."""
+    return _dec(raw, 0)

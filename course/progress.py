@@ -1,0 +1,199 @@
+"""The learner's progress: a small JSON file keyed by exercise name.
+
+    {"format_version": 1,
+     "exercises": {"interop": {"done": true, "attempts": 3, "last_cause": null,
+                               "first_pass": "2026-05-01T10:12:03+00:00", "hints_seen": 1}}}
+
+Names, not positions, so the file survives a course update and can be copied
+to another machine. Writes are atomic (temp file + fsync + rename) and every
+read-modify-write holds an fcntl lock on a side file, so two running instances
+(the app and `jaxlings watch`, say) never lose each other's updates or leave a
+half-written file. A corrupt file is moved aside with a timestamp, reported in
+`warnings`, and the course carries on from an empty record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from course import paths
+
+FORMAT_VERSION = 1
+ENV_VAR = "JAXLINGS_PROGRESS"
+
+
+def default_path() -> Path:
+    env = os.environ.get(ENV_VAR)
+    return Path(env) if env else paths.state_dir() / "progress.json"
+
+
+class Progress:
+    def __init__(self, path: Path, data: dict[str, Any] | None = None, warnings: list[str] | None = None) -> None:
+        self.path = Path(path)
+        self.exercises: dict[str, dict[str, Any]] = (data or {}).get("exercises", {})
+        self.warnings: list[str] = list(warnings or [])
+
+    # -- loading and saving ------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | os.PathLike | None = None) -> "Progress":
+        path = Path(path) if path is not None else default_path()
+        warnings: list[str] = []
+        with _locked(path):
+            data = _read(path, warnings)
+        return cls(path, data, warnings)
+
+    def _update(self, name: str, change) -> dict[str, Any]:  # noqa: ANN001
+        """Apply `change(entry)` to the freshest copy on disk, under the lock, and save."""
+        with _locked(self.path):
+            data = _read(self.path, self.warnings)
+            exercises = data.setdefault("exercises", {})
+            entry = exercises.setdefault(name, _new_entry())
+            change(entry)
+            _write(self.path, data)
+            self.exercises = exercises
+            return entry
+
+    # -- queries -------------------------------------------------------------------
+    def entry(self, name: str) -> dict[str, Any] | None:
+        e = self.exercises.get(name)
+        return dict(e) if e is not None else None
+
+    def is_done(self, name: str) -> bool:
+        return bool(self.exercises.get(name, {}).get("done"))
+
+    def done_names(self) -> set[str]:
+        return {n for n, e in self.exercises.items() if e.get("done")}
+
+    def next_pending(self, catalog: Any) -> Any:
+        """The first exercise in course order that is not done (None: all done)."""
+        for exercise in catalog.exercises:
+            if not self.is_done(exercise.name):
+                return exercise
+        return None
+
+    def hint_level(self, name: str) -> int:
+        """How many hints of this exercise the learner has seen."""
+        return int(self.exercises.get(name, {}).get("hints_seen", 0))
+
+    # -- changes ---------------------------------------------------------------------
+    def record(self, result: Any) -> None:
+        """Count an attempt; a pass marks the exercise done (a later fail does not undo it)."""
+
+        def change(entry: dict[str, Any]) -> None:
+            entry["attempts"] = int(entry.get("attempts", 0)) + 1
+            entry["last_cause"] = None if result.passed else result.cause
+            if result.passed:
+                entry["done"] = True
+                entry.setdefault("first_pass", None)
+                if entry["first_pass"] is None:
+                    entry["first_pass"] = _now()
+
+        self._update(result.exercise, change)
+
+    def reveal_hint(self, name: str, available: int | None = None) -> int:
+        """Mark one more hint as seen; returns the new level (capped at `available`)."""
+
+        def change(entry: dict[str, Any]) -> None:
+            level = int(entry.get("hints_seen", 0)) + 1
+            entry["hints_seen"] = level if available is None else min(level, available)
+
+        return int(self._update(name, change)["hints_seen"])
+
+    def reset(self, name: str) -> None:
+        """Forget an exercise: it becomes pending again."""
+        with _locked(self.path):
+            data = _read(self.path, self.warnings)
+            data.setdefault("exercises", {}).pop(name, None)
+            _write(self.path, data)
+            self.exercises = data["exercises"]
+
+
+def _new_entry() -> dict[str, Any]:
+    return {"done": False, "attempts": 0, "last_cause": None, "first_pass": None, "hints_seen": 0}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `<file>.lock` for one read-modify-write (blocking)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {"format_version": FORMAT_VERSION, "exercises": {}}
+    except OSError as e:
+        warnings.append(f"cannot read your progress file {path}: {e}; progress is not saved this time")
+        raise
+    problem = None
+    try:
+        data = json.loads(text)
+        problem = _shape_problem(data)
+    except (ValueError, UnicodeDecodeError) as e:
+        problem = f"it is not valid JSON ({e})"
+    if problem is None:
+        return data
+    backup = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    n = 1
+    while backup.exists():
+        backup = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+        n += 1
+    os.replace(path, backup)
+    warnings.append(f"your progress file {path} was unreadable: {problem}. It was moved to {backup}; "
+                    "starting from an empty record.")
+    return {"format_version": FORMAT_VERSION, "exercises": {}}
+
+
+def _shape_problem(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return "it is not a JSON object"
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        return f"format_version is {version!r}, this jaxlings reads {FORMAT_VERSION}"
+    exercises = data.get("exercises")
+    if not isinstance(exercises, dict) or not all(isinstance(v, dict) for v in exercises.values()):
+        return "its 'exercises' entry is not a table of exercises"
+    return None
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    data["format_version"] = FORMAT_VERSION
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    # Make the rename itself durable.
+    with contextlib.suppress(OSError):
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)

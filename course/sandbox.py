@@ -1,0 +1,331 @@
+"""The parent's side of the learner's process: start it, talk to it, limit it, end it.
+
+A `LearnerProcess` runs `course/child.py` with a wall-clock limit per request
+and a memory limit, and turns everything that can go wrong on the child's side
+(timeout, out of memory, crash, exit, garbage on the wire) into a
+`LearnerFailure` with its own cause. Its replies are decoded with
+`course.plain.from_wire`: plain data only, never unpickled.
+
+`WarmPool` keeps one child started ahead of time (libraries imported, no
+learner module loaded yet); each child serves one exercise run and is then
+ended, so no state leaks from one run to the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from course.checking import LearnerFailure
+from course.child import HEADER
+from course.plain import DecodeError, from_wire, to_wire
+
+CHILD_SCRIPT = Path(__file__).resolve().parent / "child.py"
+DEFAULT_MEMORY_MB = int(os.environ.get("JAXLINGS_MEMORY_MB", "4096"))
+MAX_REPLY = 512 * 1024 * 1024
+POLL_S = 0.05
+STDERR_KEEP = 64 * 1024
+# Env vars that make libraries print to the terminal or change the device set;
+# the child gets the parent's env minus these unless the caller says otherwise.
+_DROP_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "PYTHONSTARTUP", "PYTHONINSPECT")
+
+
+def child_environment(base: dict[str, str] | None, extra: dict[str, str] | None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    for key in _DROP_ENV:
+        env.pop(key, None)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep XLA's info logs out of the learner's output
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+class LearnerProcess:
+    """One child process. Not thread-safe: one request at a time."""
+
+    def __init__(
+        self,
+        *,
+        env: dict[str, str],
+        argv_prefix: tuple[str, ...] = (),
+        cwd: str | os.PathLike | None = None,
+        memory_mb: int = DEFAULT_MEMORY_MB,
+        preload: bool = True,
+        python: str = sys.executable,
+    ) -> None:
+        self.memory_mb = memory_mb
+        self._own_cwd = None
+        if cwd is None:
+            # A throw-away working directory: files the learner's code writes with
+            # relative paths land here, not in the course.
+            self._own_cwd = tempfile.TemporaryDirectory(prefix="jaxlings-child-")
+            cwd = self._own_cwd.name
+        argv = [*argv_prefix, python, "-I", str(CHILD_SCRIPT), "--memory-mb", str(memory_mb)]
+        if preload:
+            argv.append("--preload")
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,  # its own process group, so a kill reaches its children
+            bufsize=0,
+        )
+        self._stderr: deque[bytes] = deque()
+        self._stderr_size = 0
+        self._stderr_lock = threading.Lock()
+        self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._drain.start()
+        self._buffer = b""
+        self.ready = False
+        self.dead: LearnerFailure | None = None
+        self.killed_by_us = False
+        self._ps: psutil.Process | None = None
+
+    # -- output --------------------------------------------------------------
+    def _drain_stderr(self) -> None:
+        stream = self.proc.stderr
+        assert stream is not None
+        while True:
+            try:
+                chunk = stream.read(8192)
+            except (OSError, ValueError):
+                return
+            if not chunk:
+                return
+            with self._stderr_lock:
+                self._stderr.append(chunk)
+                self._stderr_size += len(chunk)
+                while self._stderr_size > STDERR_KEEP and len(self._stderr) > 1:
+                    self._stderr_size -= len(self._stderr.popleft())
+
+    def output(self) -> str:
+        """The tail of what the child printed (stdout and stderr)."""
+        with self._stderr_lock:
+            return b"".join(self._stderr).decode("utf-8", errors="replace")
+
+    # -- protocol ------------------------------------------------------------
+    def wait_ready(self, deadline: float) -> None:
+        if self.ready:
+            return
+        msg = self._read(deadline, during="starting Python for your code")
+        if not isinstance(msg, dict) or not msg.get("ready"):
+            detail = msg.get("message") if isinstance(msg, dict) else None
+            self._die(LearnerFailure("crash", f"the process for your code could not start: {detail or msg!r}"))
+        self.ready = True
+
+    def request(self, msg: dict, deadline: float, *, during: str) -> Any:
+        """Send one request and return the decoded value, or raise LearnerFailure."""
+        if self.dead is not None:
+            raise self.dead
+        self.wait_ready(deadline)
+        payload = json.dumps(msg, separators=(",", ":")).encode()
+        try:
+            self._write(HEADER.pack(len(payload)) + payload, deadline, during)
+        except BrokenPipeError:
+            self._read(deadline, during=during)  # reports how the child ended
+        reply = self._read(deadline, during=during)
+        if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+            self._die(LearnerFailure("crash", f"the process for your code sent a malformed reply {during}."))
+        if reply["ok"]:
+            try:
+                return from_wire(reply.get("value"))
+            except DecodeError as e:
+                self._die(LearnerFailure("not_plain_data", f"the result {during} could not be read: {e}"))
+        cause = reply.get("cause")
+        if cause not in LEARNER_CAUSES:
+            cause = "crash"
+        details = {k: reply[k] for k in ("code", "line", "name", "missing") if k in reply}
+        raise LearnerFailure(cause, str(reply.get("message", ""))[:20000], **details)
+
+    def _write(self, data: bytes, deadline: float, during: str) -> None:
+        fd = self.proc.stdin.fileno()  # type: ignore[union-attr]
+        view = memoryview(data)
+        while view:
+            self._wait_fd(fd, deadline, during, write=True)
+            view = view[os.write(fd, view[: 1 << 16]) :]
+
+    def _read(self, deadline: float, *, during: str) -> Any:
+        head = self._read_exact(HEADER.size, deadline, during)
+        (n,) = HEADER.unpack(head)
+        if n > MAX_REPLY:
+            self._die(LearnerFailure("out_of_memory", f"the result {during} is too large ({n >> 20} MiB)."))
+        body = self._read_exact(n, deadline, during)
+        try:
+            return json.loads(body)
+        except ValueError:
+            self._die(LearnerFailure("crash", f"the process for your code sent an unreadable reply {during}."))
+
+    def _read_exact(self, n: int, deadline: float, during: str) -> bytes:
+        fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        while len(self._buffer) < n:
+            self._wait_fd(fd, deadline, during)
+            chunk = os.read(fd, max(n - len(self._buffer), 1 << 16))
+            if not chunk:
+                self._die(self._ended_failure(during))
+            self._buffer += chunk
+        data, self._buffer = self._buffer[:n], self._buffer[n:]
+        return data
+
+    def _wait_fd(self, fd: int, deadline: float, during: str, write: bool = False) -> None:
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                self.kill()
+                self._die(LearnerFailure("timeout", f"your code took too long {during} (time limit reached)."))
+            r, w, _ = select.select([] if write else [fd], [fd] if write else [], [], min(POLL_S * 4, deadline - now))
+            if r or w:
+                return
+            self._check_memory(during)
+
+    def _check_memory(self, during: str) -> None:
+        try:
+            if self._ps is None:
+                self._ps = psutil.Process(self.proc.pid)
+            procs = [self._ps, *self._ps.children(recursive=True)]
+            rss = 0
+            for p in procs:
+                try:
+                    rss += p.memory_info().rss
+                except psutil.Error:
+                    pass
+        except psutil.Error:
+            return
+        if rss > self.memory_mb * 1024 * 1024:
+            self.kill()
+            self._die(
+                LearnerFailure(
+                    "out_of_memory",
+                    f"your code used more than {self.memory_mb} MiB of memory {during}; it was stopped.",
+                )
+            )
+
+    def _ended_failure(self, during: str) -> LearnerFailure:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.wait()
+        self._drain.join(timeout=1)
+        tail = _tail(self.output())
+        shown = f"\nLast output:\n{tail}" if tail else ""
+        if code is not None and code < 0:
+            sig = -code
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            if sig == signal.SIGKILL and not self.killed_by_us:
+                return LearnerFailure(
+                    "out_of_memory",
+                    f"the process running your code was killed by the system {during} "
+                    f"(usually: out of memory).{shown}",
+                    code=code,
+                )
+            return LearnerFailure("crash", f"the process running your code crashed ({name}) {during}.{shown}", code=code)
+        return LearnerFailure(
+            "exit",
+            f"your code ended its process (exit code {code}) {during}, so it returned nothing. "
+            f"Don't call os._exit / sys.exit / exit() in an exercise.{shown}",
+            code=code,
+        )
+
+    def _die(self, failure: LearnerFailure):
+        self.dead = failure
+        self.kill()
+        raise failure
+
+    # -- lifetime ------------------------------------------------------------
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.killed_by_us = True
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                try:
+                    self.proc.kill()
+                except ProcessLookupError:
+                    pass
+
+    def close(self) -> None:
+        self.kill()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        if self._own_cwd is not None:
+            self._own_cwd.cleanup()
+            self._own_cwd = None
+
+    def alive(self) -> bool:
+        return self.dead is None and self.proc.poll() is None
+
+
+LEARNER_CAUSES = frozenset(
+    ("syntax_error", "import_error", "missing_name", "signature", "exception", "timeout",
+     "out_of_memory", "crash", "exit", "not_plain_data")
+)
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+class WarmPool:
+    """One child started ahead of time for the default environment."""
+
+    def __init__(self, factory) -> None:
+        self._factory = factory
+        self._lock = threading.Lock()
+        self._warm: LearnerProcess | None = None
+        self._closed = False
+
+    def prestart(self) -> None:
+        with self._lock:
+            if self._warm is None and not self._closed:
+                self._warm = self._factory()
+
+    def take(self) -> LearnerProcess:
+        """A fresh child (the warm one if it is healthy) and start the next one."""
+        with self._lock:
+            proc, self._warm = self._warm, None
+        if proc is None or proc.proc.poll() is not None:
+            if proc is not None:
+                proc.close()
+            proc = self._factory()
+        self.prestart()  # Popen returns at once: the next child warms up while this one works
+        return proc
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            proc, self._warm = self._warm, None
+        if proc is not None:
+            proc.close()
+
+
+def encode_args(args: tuple, kwargs: dict) -> dict:
+    from course.plain import to_plain
+
+    return {
+        "args": to_wire(to_plain(list(args), where="the arguments")),
+        "kwargs": to_wire(to_plain(dict(kwargs), where="the keyword arguments")),
+    }
