@@ -1,0 +1,92 @@
+"""Exercise: the whole training loop, on the Titanic data.
+
+This is the article's experiment: the MLP 9 -> 64 -> 1 (given below), binary
+cross-entropy on one logit, Adam, mini-batches of 32, shuffled every epoch.
+Write two functions.
+
+1. `evaluate(model, x, y) -> dict`
+   - `x`: float32 `(n, 9)`; `y`: float32 `(n,)` of 0/1.
+   - Return `{"loss": float, "accuracy": float}`: the mean binary cross-entropy
+     with logits over all `n` rows, and the fraction of rows where `logit > 0`
+     agrees with `y == 1`. Plain Python floats.
+   PyTorch equivalent: a `torch.no_grad()` forward pass in `model.eval()` mode.
+
+2. `train_titanic(x_train, y_train, *, epochs, batch_size=32,
+                  learning_rate=1e-3, seed=0) -> (model, history)`
+   - Build `MLP(rngs=nnx.Rngs(seed))` and an Adam optimizer.
+   - For each epoch: shuffle the rows (seeded from `seed`, a new order every
+     epoch), cut them into batches of `batch_size` (the last one may be
+     shorter), and run one training step per batch.
+   - `history`: a list of `epochs` Python floats, the mean training loss of each
+     epoch (mean over that epoch's batches is fine).
+   - Return the trained model and `history`.
+   PyTorch equivalent: the classic `for epoch ...: for xb, yb in loader: ...`.
+
+Speed: an uncompiled NNX step takes tens of milliseconds; `nnx.jit` on the
+train step (lesson 10's last loop) makes it about 20 times faster. Both pass.
+
+What the checks do: call `train_titanic` on the training split of
+`course.titanic.load_titanic(seed=...)` for about 20 epochs and measure the
+trained model's accuracy on the held-out split, which must reach a floor well
+above the 62% of always answering "did not survive"; check `history` (one
+float per epoch, falling); check that the model is the article's MLP (705
+parameters); and compare `evaluate` with the reference on a model of the
+checks' own.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+
+class MLP(nnx.Module):
+    """The article's Titanic model. Given: no need to change it."""
+
+    def __init__(self, d_in: int = 9, hidden: int = 64, *, rngs: nnx.Rngs):
+        self.linear1 = nnx.Linear(d_in, hidden, rngs=rngs)
+        self.linear2 = nnx.Linear(hidden, 1, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.linear2(jax.nn.relu(self.linear1(x)))
+
+
+def _loss_fn(model: nnx.Module, x, y):
+    logits = model(x).squeeze(-1)
+    return optax.sigmoid_binary_cross_entropy(logits, y).mean(), logits
+
+
+def evaluate(model: nnx.Module, x, y) -> dict:
+    loss, logits = _loss_fn(model, x, y)
+    accuracy = jnp.mean((logits > 0) == (jnp.asarray(y) > 0.5))
+    return {"loss": float(loss), "accuracy": float(accuracy)}
+
+
+@nnx.jit
+def _train_step(model: nnx.Module, optimizer: nnx.Optimizer, x, y):
+    (loss, _), grads = nnx.value_and_grad(_loss_fn, has_aux=True)(model, x, y)
+    optimizer.update(model, grads)
+    return loss
+
+
+def train_titanic(x_train, y_train, *, epochs: int, batch_size: int = 32,
+                  learning_rate: float = 1e-3, seed: int = 0):
+    model = MLP(rngs=nnx.Rngs(seed))
+    optimizer = nnx.Optimizer(model, optax.adam(learning_rate), wrt=nnx.Param)
+    x_train = np.asarray(x_train, dtype=np.float32)
+    y_train = np.asarray(y_train, dtype=np.float32)
+    rng = np.random.default_rng(seed)
+    history = []
+    for _ in range(epochs):
+        order = rng.permutation(len(x_train))
+        # Keep the losses as arrays and convert once per epoch: float() per step
+        # would wait for the device every step.
+        losses = []
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            losses.append(_train_step(model, optimizer, x_train[idx], y_train[idx]))
+        history.append(float(jnp.mean(jnp.stack(losses))))
+    return model, history
