@@ -219,8 +219,10 @@ def _ratio(base: float | None, value: float | None) -> float | None:
 
 
 def versions() -> dict[str, str]:
-    out = {"python": platform.python_version(), "platform": platform.platform()}
-    for dist in ("jaxlings", "jax", "jaxlib", "flax", "optax", "torch", "numpy", "pandas"):
+    from course import __version__
+
+    out = {"jaxlings": __version__, "python": platform.python_version(), "platform": platform.platform()}
+    for dist in ("jax", "jaxlib", "flax", "optax", "torch", "numpy", "pandas"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

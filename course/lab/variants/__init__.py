@@ -21,22 +21,22 @@ class VariantInfo:
 REGISTRY: dict[str, VariantInfo] = {
     "torch_eager": VariantInfo(
         "PyTorch nn.Module, eager loop", "course.lab.variants.torch_eager", "train",
-        "DataLoader (torch tensors)"),
+        "DataLoader"),
     "nnx_eager": VariantInfo(
         "Flax NNX, eager (no jit)", "course.lab.variants.nnx_mlp", "train_eager",
-        "DataLoader + NumPy collate_fn"),
+        "DataLoader+NumPy collate"),
     "nnx_jit": VariantInfo(
         "Flax NNX, @nnx.jit step", "course.lab.variants.nnx_mlp", "train_nnx_jit",
-        "NumPy batches"),
+        "NumPy"),
     "nnx_split_merge": VariantInfo(
         "Flax NNX, split/merge + jax.jit", "course.lab.variants.nnx_mlp", "train_split_merge",
-        "NumPy batches"),
+        "NumPy"),
     "linen_jit": VariantInfo(
         "Flax Linen, jax.jit step", "course.lab.variants.linen_mlp", "train",
-        "NumPy batches"),
+        "NumPy"),
     "jax_scan": VariantInfo(
         "lax.scan over batches and epochs", "course.lab.variants.scan_loop", "train",
-        "whole set on device, jax.random shuffle"),
+        "on device"),
 }
 
 

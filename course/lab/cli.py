@@ -1,0 +1,170 @@
+"""`jaxlings train`: run the training lab in the terminal.
+
+Exit codes: 0 all variants finished, 1 a variant failed, 2 bad arguments or
+data, 130 interrupted (Ctrl-C; what finished is still printed and saved).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from course.lab.api import NNX_EAGER_S_PER_EPOCH_CPU, VARIANTS, LabConfig, LabConfigError
+
+DEFAULT_EAGER_EPOCHS = 20
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Train the article's Titanic model (MLP 9→64→1, Adam 1e-3, batch 32) in PyTorch and in JAX, "
+        "with and without jit, on this machine's hardware, and compare time and accuracy."
+    )
+    parser.epilog = "Variants: " + "; ".join(f"{k} = {v}" for k, v in VARIANTS.items())
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="comma-separated variants to run, in order (default: all)")
+    parser.add_argument("--epochs", type=int, default=500, help="epochs per variant (default: 500, as in the article)")
+    parser.add_argument("--eager-epochs", type=int, default=None, metavar="N",
+                        help=f"epochs for the slow NNX eager variant (default: {DEFAULT_EAGER_EPOCHS}, or --epochs "
+                        "if smaller); its full-run time is then extrapolated and marked *")
+    parser.add_argument("--batch-size", type=int, default=32, help="batch size (default: 32)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the split, init and shuffling (default: 0)")
+    parser.add_argument("--data", metavar="PATH", help="a Kaggle train.csv or titanic3 file (default: the bundled list)")
+    parser.add_argument("--json", metavar="PATH", help="also write every number, versions and device as JSON")
+    parser.add_argument("--no-plot", action="store_true", help="skip the loss plot")
+
+
+def build_config(args: argparse.Namespace) -> LabConfig:
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    config = LabConfig(variants=variants, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed,
+                       data_path=args.data)
+    if "nnx_eager" in variants:
+        eager = args.eager_epochs if args.eager_epochs is not None else min(DEFAULT_EAGER_EPOCHS, args.epochs)
+        if eager != args.epochs:
+            config.epochs_per_variant["nnx_eager"] = eager
+    config.validate()
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from course.titanic import TitanicDataError
+
+    out, err = Console(), Console(stderr=True)
+    if not out.is_terminal:
+        out = Console(width=150)  # a file or pipe: no reason to wrap the table at 80 columns
+    try:
+        config = build_config(args)
+    except LabConfigError as exc:
+        err.print(f"[red]jaxlings train:[/red] {exc}")
+        return 2
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        err.print(f"[red]jaxlings train:[/red] cannot write --json {args.json}: its folder does not exist")
+        return 2
+
+    from course.lab.api import detect_hardware, run_lab
+
+    cancel = threading.Event()
+    # Installed before anything is printed, so that a Ctrl-C at any point from here stops cleanly.
+    restore = _stop_on_ctrl_c(cancel, err)
+    try:
+        hardware = detect_hardware()
+        err.print(f"Running on: {hardware.summary}")
+        _warn_about_eager(config, hardware, err)
+        with _LiveProgress(err) as progress:
+            report = run_lab(config, on_progress=progress.update, cancel=cancel, hardware=hardware)
+    except (LabConfigError, TitanicDataError) as exc:
+        err.print(f"[red]jaxlings train:[/red] {exc}")
+        return 2
+    finally:
+        restore()
+
+    _print_report(report, out, plot=not args.no_plot)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        err.print(f"Wrote {args.json}")
+    if report.cancelled:
+        return 130
+    return 1 if report.failed else 0
+
+
+def _warn_about_eager(config: LabConfig, hardware, err) -> None:
+    if "nnx_eager" not in config.variants:
+        return
+    eager = config.epochs_for("nnx_eager")
+    full = _duration(NNX_EAGER_S_PER_EPOCH_CPU * config.epochs)
+    where = "on a 2-core CPU" if hardware.jax_platform == "cpu" else "on a 2-core CPU (this accelerator may differ)"
+    if eager < config.epochs:
+        err.print(f"NNX eager (no jit) takes ~{NNX_EAGER_S_PER_EPOCH_CPU} s per epoch {where}: {config.epochs} "
+                  f"epochs would take ~{full}. Running it for {eager} epochs and extrapolating "
+                  f"(marked *); use --eager-epochs {config.epochs} for the full run.")
+    elif NNX_EAGER_S_PER_EPOCH_CPU * eager > 60:
+        err.print(f"NNX eager (no jit) will take ~{full} for {eager} epochs {where}. "
+                  "Ctrl-C stops and still shows what finished.")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def _stop_on_ctrl_c(cancel: threading.Event, err):
+    """First Ctrl-C asks the lab to stop after the current batch; a second one aborts."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum, frame):
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        err.print("\n[yellow]Stopping after the current batch… (Ctrl-C again to abort)[/yellow]")
+
+    signal.signal(signal.SIGINT, handler)
+    return lambda: signal.signal(signal.SIGINT, previous)
+
+
+class _LiveProgress:
+    """One rich progress bar per variant: epoch, loss, elapsed and ETA."""
+
+    def __init__(self, console):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(
+            TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
+            console=console, transient=False,
+        )
+        self._tasks: dict[str, int] = {}
+
+    def __enter__(self):
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._bar.__exit__(*exc)
+
+    def update(self, p) -> None:
+        if p.variant not in self._tasks:
+            self._tasks[p.variant] = self._bar.add_task(VARIANTS[p.variant], total=p.epochs, loss="-", eta="-")
+        eta = "-" if p.eta_s is None else f"{p.eta_s:.0f}s" if p.eta_s < 120 else f"{p.eta_s / 60:.1f}min"
+        self._bar.update(self._tasks[p.variant], completed=p.epoch, loss=f"{p.loss:.4f}", eta=eta)
+
+
+def _print_report(report, out, *, plot: bool) -> None:
+    from course.lab.render import loss_plot, notes, results_table
+
+    out.print()
+    out.print(f"Hardware: {report.hardware.summary}")
+    out.print(results_table(report))
+    for line in notes(report):
+        out.print(line)
+    if plot:
+        text = loss_plot(report.results, width=min(out.width, 100), color=out.is_terminal)
+        if text:
+            out.print()
+            sys.stdout.flush()
+            print(text)
