@@ -1,0 +1,95 @@
+"""Checks for scan_layers: stacked layers made with nnx.vmap and applied with a scan."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close, assert_equal, fail
+
+TIMEOUT = 60
+
+
+def probe_stack(module, n_layers, width, x, seed):
+    import jax.numpy as jnp
+    from flax import nnx
+
+    model = module.StackedMLP(n_layers, width, rngs=nnx.Rngs(seed))
+    layers = getattr(model, "layers", None)
+    if not isinstance(layers, nnx.Linear):
+        return {"error": f"StackedMLP.layers is {type(layers).__name__}, not one (stacked) nnx.Linear"}
+    return {
+        "kernel_shape": list(layers.kernel[...].shape),
+        "bias_shape": list(layers.bias[...].shape),
+        "kernel": layers.kernel[...],
+        "bias": layers.bias[...],
+        "out": model(jnp.asarray(x)),
+    }
+
+
+def probe_program_sizes(module, depths, width):
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    sizes = []
+    for n in depths:
+        graphdef, state = nnx.split(module.StackedMLP(n, width, rngs=nnx.Rngs(0)))
+        run = jax.jit(lambda s, v: nnx.merge(graphdef, s)(v))
+        sizes.append(len(run.lower(state, jnp.zeros((2, width), jnp.float32)).as_text()))
+    return sizes
+
+
+def _case(rng):
+    n_layers, width, batch = int(rng.integers(2, 6)), int(rng.integers(3, 9)), int(rng.integers(1, 6))
+    return n_layers, width, rng.standard_normal((batch, width)).astype(np.float32)
+
+
+def _probe(learner, reference, rng, seed):
+    n_layers, width, x = _case(rng)
+    got = learner.probe(probe_stack, n_layers, width, x, seed)
+    if "error" in got:
+        fail(got["error"])
+    want = reference.probe(probe_stack, n_layers, width, x, seed)
+    return n_layers, width, x, got, want
+
+
+def test_parameters_are_stacked_along_a_layer_axis(learner, reference, rng, seed):
+    n_layers, width, _, got, want = _probe(learner, reference, rng, seed)
+    what = f"StackedMLP({n_layers}, {width})"
+    assert_equal(got["kernel_shape"], want["kernel_shape"], what=f"{what}.layers.kernel shape")
+    assert_equal(got["bias_shape"], want["bias_shape"], what=f"{what}.layers.bias shape")
+
+
+def test_layers_start_out_different(learner, reference, rng, seed):
+    n_layers, width, _, got, _ = _probe(learner, reference, rng, seed)
+    kernel = np.asarray(got["kernel"])
+    if kernel.ndim == 3 and all(np.array_equal(kernel[0], k) for k in kernel[1:]):
+        fail(
+            f"StackedMLP({n_layers}, {width}): all {n_layers} layers have the same kernel. "
+            "Give each layer its own key (split the key into n_layers keys before nnx.vmap)."
+        )
+
+
+def test_output_applies_every_layer_in_order(learner, reference, rng, seed):
+    n_layers, width, x, got, _ = _probe(learner, reference, rng, seed)
+    kernel, bias = np.asarray(got["kernel"], np.float64), np.asarray(got["bias"], np.float64)
+    if kernel.shape != (n_layers, width, width) or bias.shape != (n_layers, width):
+        fail(f"StackedMLP({n_layers}, {width}): stacked parameters expected, got kernel {kernel.shape}, bias {bias.shape}.")
+    h = x.astype(np.float64)
+    for i in range(n_layers):
+        h = np.tanh(h @ kernel[i] + bias[i])
+    assert_close(
+        got["out"], h.astype(np.float32),
+        what=f"StackedMLP({n_layers}, {width})(x {x.shape}) against tanh(x @ kernel[i] + bias[i]) for each layer",
+        rtol=1e-4, atol=1e-5,
+    )
+
+
+def test_compiled_program_does_not_grow_with_depth(learner, rng):
+    width = int(rng.integers(3, 9))
+    shallow, deep = learner.probe(probe_program_sizes, [2, 6], width)
+    if deep > shallow * 1.25:
+        fail(
+            f"StackedMLP with 6 layers compiles to a program {deep / shallow:.1f}x the size of the one "
+            "with 2 layers: the layers are applied in an unrolled Python loop. Use nnx.scan."
+        )
