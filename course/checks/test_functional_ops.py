@@ -1,0 +1,97 @@
+"""Checks for functional_ops: relu, softmax and BCE-with-logits ported to jax.numpy,
+compared with PyTorch (computed here, in the parent) and the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from course.checking import assert_close, fail
+
+
+def _shape(rng, ndim_min=1, ndim_max=3):
+    return tuple(int(d) for d in rng.integers(2, 7, size=int(rng.integers(ndim_min, ndim_max + 1))))
+
+
+def _torch(fn, *arrays, **kwargs):
+    return fn(*(torch.from_numpy(a) for a in arrays), **kwargs).numpy()
+
+
+def probe_jitted(module, name, args, kwargs, static):
+    import jax
+
+    fn = getattr(module, name)
+    return jax.jit(fn, static_argnames=tuple(static))(*args, **kwargs)
+
+
+def test_relu_matches_torch(learner, reference, rng):
+    for _ in range(3):
+        x = (rng.standard_normal(_shape(rng)) * 3).astype(np.float32)
+        got = learner.call("relu", x)
+        what = f"relu(x) for x of shape {x.shape}"
+        assert_close(got, reference.call("relu", x), what=what)
+        assert_close(np.asarray(got), _torch(F.relu, x), what=what + " (against torch.relu)")
+
+
+def test_softmax_matches_torch_along_every_axis(learner, reference, rng):
+    x = (rng.standard_normal(_shape(rng, 2, 3)) * 4).astype(np.float32)
+    for axis in range(-x.ndim, x.ndim):
+        got = learner.call("softmax", x, axis=axis)
+        what = f"softmax(x, axis={axis}) for x of shape {x.shape}"
+        assert_close(got, reference.call("softmax", x, axis=axis), what=what)
+        assert_close(np.asarray(got), _torch(F.softmax, x, dim=axis), what=what + " (against F.softmax)")
+    got = learner.call("softmax", x)
+    assert_close(got, reference.call("softmax", x), what=f"softmax(x) with the default axis, x of shape {x.shape}")
+
+
+def test_softmax_is_stable_for_large_inputs(learner, reference, rng):
+    x = (rng.standard_normal((3, int(rng.integers(4, 9)))) * 1000).astype(np.float32)
+    got = learner.call("softmax", x, axis=-1)
+    if not np.all(np.isfinite(np.asarray(got, dtype=np.float64))):
+        fail(
+            f"softmax(x, axis=-1) for x of shape {x.shape} with values around ±1000 returned "
+            "inf or nan: exp() overflows. Subtract the maximum along the axis first."
+        )
+    assert_close(got, reference.call("softmax", x, axis=-1), what=f"softmax of large inputs, shape {x.shape}")
+
+
+def test_bce_with_logits_matches_torch(learner, reference, rng):
+    for _ in range(3):
+        shape = _shape(rng, 1, 2)
+        z = (rng.standard_normal(shape) * 5).astype(np.float32)
+        y = rng.uniform(0, 1, size=shape).astype(np.float32)
+        got = learner.call("binary_cross_entropy_with_logits", z, y)
+        what = f"binary_cross_entropy_with_logits(logits, targets) for shape {shape}"
+        assert_close(got, reference.call("binary_cross_entropy_with_logits", z, y), what=what, rtol=1e-5)
+        want = _torch(F.binary_cross_entropy_with_logits, z, y)
+        assert_close(np.asarray(got), want, what=what + " (against PyTorch)", rtol=1e-5)
+
+
+def test_bce_with_logits_is_stable_for_large_logits(learner, reference, rng):
+    n = int(rng.integers(6, 20))
+    z = (rng.choice([-1.0, 1.0], size=n) * rng.uniform(60, 120, size=n)).astype(np.float32)
+    y = rng.integers(0, 2, size=n).astype(np.float32)
+    got = learner.call("binary_cross_entropy_with_logits", z, y)
+    if not np.all(np.isfinite(np.asarray(got, dtype=np.float64))):
+        fail(
+            f"binary_cross_entropy_with_logits on {n} logits around ±100 returned {got}: "
+            "sigmoid() rounds to exactly 0 or 1 there and log() becomes infinite. "
+            "Use a form that never computes sigmoid()."
+        )
+    want = _torch(F.binary_cross_entropy_with_logits, z, y)
+    assert_close(np.asarray(got), want, what=f"binary_cross_entropy_with_logits on logits around ±100 (n={n})", rtol=1e-4)
+
+
+def test_all_three_work_under_jit(learner, reference, rng):
+    x = rng.standard_normal(_shape(rng, 2, 2)).astype(np.float32)
+    y = rng.uniform(0, 1, size=x.shape).astype(np.float32)
+    cases = [
+        ("relu", [x], {}, []),
+        ("softmax", [x], {"axis": 0}, ["axis"]),
+        ("binary_cross_entropy_with_logits", [x, y], {}, []),
+    ]
+    for name, args, kwargs, static in cases:
+        got = learner.probe(probe_jitted, name, args, kwargs, static)
+        assert_close(got, reference.probe(probe_jitted, name, args, kwargs, static),
+                     what=f"jax.jit({name}) on inputs of shape {x.shape}")

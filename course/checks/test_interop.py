@@ -1,0 +1,122 @@
+"""Checks for interop: torch <-> JAX <-> NumPy conversions that keep dtype, shape and
+values (bfloat16, tensors requiring grad and transposed tensors included)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close, assert_equal, fail
+
+# The child imports torch for these probes: a few seconds on a busy 2-core machine.
+TIMEOUT = 60
+
+DTYPES = ("float32", "float16", "bfloat16", "int32", "uint8", "bool")
+
+
+def _values(rng, dtype, shape):
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype == "uint8":
+        return rng.integers(0, 256, size=shape).astype(np.uint8)
+    if dtype == "int32":
+        return rng.integers(-1000, 1000, size=shape).astype(np.int32)
+    return (rng.standard_normal(shape) * 10).astype(np.float32)
+
+
+def probe_torch_to_jax(module, values, dtype, transpose, requires_grad):
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import torch
+
+    t = torch.from_numpy(values).to(getattr(torch, dtype))
+    if transpose:
+        t = t.T
+    if requires_grad:
+        t.requires_grad_(True)
+    out = module.torch_to_jax(t)
+    if not isinstance(out, jax.Array):
+        return {"type": type(out).__module__ + "." + type(out).__name__}
+    return {"type": "jax.Array", "dtype": str(out.dtype), "shape": list(out.shape),
+            "values": np.asarray(out.astype(jnp.float32))}
+
+
+def probe_jax_to_torch(module, values, dtype, transpose):
+    import jax.numpy as jnp
+    import torch
+
+    x = jnp.asarray(values).astype(getattr(jnp, dtype if dtype != "bool" else "bool_"))
+    if transpose:
+        x = x.T
+    out = module.jax_to_torch(x)
+    if not isinstance(out, torch.Tensor):
+        return {"type": type(out).__module__ + "." + type(out).__name__}
+    return {"type": "torch.Tensor", "dtype": str(out.dtype).replace("torch.", ""), "shape": list(out.shape),
+            "values": out.detach().to(torch.float32).numpy()}
+
+
+def probe_jax_to_numpy(module, values, dtype, transpose):
+    import jax.numpy as jnp
+    import numpy as np
+
+    x = jnp.asarray(values).astype(getattr(jnp, dtype if dtype != "bool" else "bool_"))
+    if transpose:
+        x = x.T
+    before = np.array(x.astype(jnp.float32))
+    out = module.jax_to_numpy(x)
+    if not isinstance(out, np.ndarray):
+        return {"type": type(out).__module__ + "." + type(out).__name__}
+    result = {"type": "numpy.ndarray", "dtype": str(out.dtype), "shape": list(out.shape),
+              "values": out.astype(np.float32), "writeable": bool(out.flags.writeable), "x_unchanged": True}
+    if out.flags.writeable and out.size:
+        out[...] = out.flat[0] if dtype == "bool" else 0
+        out.flat[0] = not out.flat[0] if dtype == "bool" else 1
+        result["x_unchanged"] = bool(np.array_equal(np.array(x.astype(jnp.float32)), before))
+    return result
+
+
+def _compare(got, want, what, expected_type):
+    if got.get("type") != want["type"]:
+        fail(f"{what} returned a {got.get('type')}, expected a {expected_type}.")
+    assert_equal(got["dtype"], want["dtype"], what=what + ": dtype")
+    assert_equal(got["shape"], want["shape"], what=what + ": shape")
+    assert_close(got["values"], want["values"], what=what + ": values", rtol=0, atol=0)
+
+
+def _case(rng, dtype):
+    shape = tuple(int(d) for d in rng.integers(2, 6, size=2))
+    return _values(rng, dtype, shape), bool(rng.random() < 0.5)
+
+
+def test_torch_to_jax_keeps_dtype_shape_and_values(learner, reference, rng):
+    for dtype in DTYPES:
+        values, transpose = _case(rng, dtype)
+        requires_grad = dtype in ("float32", "float16", "bfloat16")
+        args = (values, dtype, transpose, requires_grad)
+        what = (f"torch_to_jax(tensor of dtype torch.{dtype}, shape {values.shape}"
+                f"{', transposed' if transpose else ''}{', requires_grad=True' if requires_grad else ''})")
+        _compare(learner.probe(probe_torch_to_jax, *args), reference.probe(probe_torch_to_jax, *args),
+                 what, "jax.Array")
+
+
+def test_jax_to_torch_keeps_dtype_shape_and_values(learner, reference, rng):
+    for dtype in DTYPES:
+        values, transpose = _case(rng, dtype)
+        args = (values, dtype, transpose)
+        what = f"jax_to_torch(jax.Array of dtype {dtype}, shape {values.T.shape if transpose else values.shape})"
+        _compare(learner.probe(probe_jax_to_torch, *args), reference.probe(probe_jax_to_torch, *args),
+                 what, "torch.Tensor")
+
+
+def test_jax_to_numpy_is_a_writable_copy(learner, reference, rng):
+    for dtype in DTYPES:
+        values, transpose = _case(rng, dtype)
+        args = (values, dtype, transpose)
+        what = f"jax_to_numpy(jax.Array of dtype {dtype}, shape {values.T.shape if transpose else values.shape})"
+        got = learner.probe(probe_jax_to_numpy, *args)
+        _compare(got, reference.probe(probe_jax_to_numpy, *args), what, "numpy.ndarray")
+        if not got["writeable"]:
+            fail(f"{what} returned a read-only NumPy array (np.asarray of a JAX array is a read-only view); "
+                 "the caller must be able to modify it.")
+        if not got["x_unchanged"]:
+            fail(f"{what}: writing into the returned array changed the JAX array; return an independent copy.")
