@@ -1,0 +1,94 @@
+"""Checks for mlp_nnx: the Titanic MLP in Flax NNX, judged by its parameters and outputs."""
+
+from __future__ import annotations
+
+from course.checking import assert_close, assert_equal, fail
+
+TIMEOUT = 60
+
+
+def _sizes(rng):
+    # Three different sizes, so that every parameter is identified by its shape alone.
+    d_in, hidden, d_out = (int(v) for v in rng.choice(range(2, 24), size=3, replace=False))
+    return d_in, hidden, d_out
+
+
+def probe_param_shapes(module, sizes, seed):
+    from flax import nnx
+
+    rngs = nnx.Rngs(seed)
+    model = module.MLP(*sizes, rngs=rngs) if sizes else module.MLP(rngs=rngs)
+    flat = nnx.to_flat_state(nnx.state(model, nnx.Param))
+    return sorted(list(var.shape) for _, var in flat)
+
+
+def probe_forward(module, sizes, seed, values, x):
+    import jax.numpy as jnp
+    from flax import nnx
+
+    model = module.MLP(*sizes, rngs=nnx.Rngs(seed))
+    by_shape = {tuple(v.shape): v for v in values}
+    for path, var in nnx.to_flat_state(nnx.state(model, nnx.Param)):
+        if tuple(var.shape) not in by_shape:
+            return {"error": f"parameter {'.'.join(map(str, path))} has shape {tuple(var.shape)}, "
+                             f"which is none of the expected {sorted(by_shape)}"}
+        var[...] = jnp.asarray(by_shape[tuple(var.shape)])
+    return {"out": model(jnp.asarray(x))}
+
+
+def probe_seeds(module, sizes, seed):
+    import jax
+    from flax import nnx
+
+    def leaves(s):
+        return jax.tree.leaves(nnx.state(module.MLP(*sizes, rngs=nnx.Rngs(s)), nnx.Param))
+
+    return {"a": leaves(seed), "b": leaves(seed), "c": leaves(seed + 1)}
+
+
+def test_default_sizes_are_the_articles(learner, reference, seed):
+    got = learner.probe(probe_param_shapes, [], seed)
+    want = reference.probe(probe_param_shapes, [], seed)
+    assert_equal(got, want, what="shapes of the nnx.Param arrays of MLP(rngs=nnx.Rngs(seed)) (sorted)")
+
+
+def test_parameter_shapes(learner, reference, rng, seed):
+    sizes = _sizes(rng)
+    got = learner.probe(probe_param_shapes, list(sizes), seed)
+    want = reference.probe(probe_param_shapes, list(sizes), seed)
+    assert_equal(got, want, what=f"shapes of the nnx.Param arrays of MLP{sizes} (sorted): "
+                                 "two kernels (in, out) and two biases")
+
+
+def test_forward_with_parameters_set_by_the_check(learner, reference, rng, seed):
+    d_in, hidden, d_out = sizes = _sizes(rng)
+    values = [
+        rng.standard_normal((d_in, hidden)).astype("float32"),
+        rng.standard_normal((hidden,)).astype("float32"),
+        rng.standard_normal((hidden, d_out)).astype("float32"),
+        rng.standard_normal((d_out,)).astype("float32"),
+    ]
+    batch = int(rng.integers(1, 9))
+    x = rng.standard_normal((batch, d_in)).astype("float32")
+    got = learner.probe(probe_forward, list(sizes), seed, values, x)
+    want = reference.probe(probe_forward, list(sizes), seed, values, x)
+    if "error" in got:
+        fail(f"MLP{sizes}: {got['error']}.")
+    assert_close(got["out"], want["out"], what=f"MLP{sizes}(x) for x of shape {x.shape}, with the check's "
+                                               "parameter values (linear, ReLU, linear; no sigmoid)",
+                 rtol=1e-4, atol=1e-4)
+
+
+def test_initialisation_comes_from_rngs(learner, rng, seed):
+    sizes = _sizes(rng)
+    got = learner.probe(probe_seeds, list(sizes), seed)
+    same = len(got["a"]) == len(got["b"]) and all(
+        a.shape == b.shape and (a == b).all() for a, b in zip(got["a"], got["b"]))
+    if not same:
+        fail(f"MLP{sizes} built twice with rngs=nnx.Rngs({seed}) has different parameters: "
+             "take every random key from `rngs`.")
+    differ = len(got["a"]) != len(got["c"]) or any(
+        a.shape != c.shape or not (a == c).all() for a, c in zip(got["a"], got["c"]))
+    if not differ:
+        fail(f"MLP{sizes} built with nnx.Rngs({seed}) and nnx.Rngs({seed + 1}) has the same parameters: "
+             "pass `rngs` to the layers instead of a fixed key.")
