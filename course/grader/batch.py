@@ -176,8 +176,7 @@ def grade(opts: Options) -> Outcome:
     work_root = Path(tempfile.mkdtemp(prefix="jaxlings-grade-"))
     os.chmod(work_root, 0o711)  # each child's uid must reach its own copy, and list nothing
     try:
-        hidden = [paths.solutions_dir(), paths.CHECKS_DIR, paths.course_root() / ".git", *checks_dirs,
-                  opts.out_dir.resolve()]
+        hidden = [*course_secrets(catalog.root), catalog.root / ".git", *checks_dirs, opts.out_dir.resolve()]
         if opts.class_dir is not None:
             hidden.append(opts.class_dir.resolve())
         hidden += opts.hide
@@ -189,7 +188,7 @@ def grade(opts: Options) -> Outcome:
             raise GradeError(str(exc)) from None
 
         jobs = opts.jobs or os.cpu_count() or 1
-        timeouts = [float(getattr(e, "timeout", None) or 60) for e in exercises]
+        timeouts = [_time_budget(e, checks_dirs) for e in exercises]
         submission_timeout = opts.submission_timeout or (60 + 2 * sum(timeouts))
         run = dict(
             seed=run_seed, config_key=key, started=_now(), finished=None, jobs=jobs,
@@ -216,7 +215,7 @@ def grade(opts: Options) -> Outcome:
             isolation=dict(tier=isolation.tier, hidden=[str(p) for p in isolation.hidden],
                            work_root=str(isolation.work_root), bwrap=isolation.bwrap),
         )
-        secrets = secrets_for(checks_dirs)
+        secrets = [str(p) for p in (*course_secrets(catalog.root), *checks_dirs)]
         interrupted = False
         with Live(len(todo) * len(ex_config), len(todo), opts.quiet) as live:
             seen: dict[str, int] = {}
@@ -246,6 +245,22 @@ def grade(opts: Options) -> Outcome:
     return Outcome(run, results, interrupted)
 
 
+def _time_budget(exercise, checks_dirs: list[Path]) -> float:
+    """The engine's time limit for the exercise's checks, one per check module it will run."""
+    from course.runner import DEFAULT_TIMEOUT, check_settings
+
+    def one(path: Path) -> float:
+        try:
+            declared = check_settings(path).timeout if path.is_file() else None
+        except (SyntaxError, ValueError, TypeError):
+            declared = None
+        return float(exercise.timeout or declared or DEFAULT_TIMEOUT)
+
+    extra = [f for d in checks_dirs for f in d.glob(f"test_{exercise.name}*.py")
+             if re.match(rf"^test_{re.escape(exercise.name)}(_.*)?\.py$", f.name)]
+    return sum(one(p) for p in [exercise.check_path(), *extra])
+
+
 def _save(out_dir: Path, result: dict, secrets: list[str]) -> None:
     reports.write_atomic(out_dir / RESULTS_DIR / f"{result['id']}.json", json.dumps(result, indent=1) + "\n")
 
@@ -259,8 +274,19 @@ def _load_results(out_dir: Path, ids: list[str]) -> list[dict]:
     return out
 
 
+def course_secrets(root: Path) -> list[Path]:
+    """What graded code must never read: reference solutions and hidden checks."""
+    from course.catalog import checks_dir
+
+    return list(dict.fromkeys([root / "solutions", checks_dir(root), paths.CHECKS_DIR]))
+
+
 def secrets_for(checks_dirs: list[Path]) -> list[str]:
-    return [str(paths.solutions_dir()), str(paths.CHECKS_DIR), *map(str, checks_dirs)]
+    """Paths whose mention marks a message line as showing hidden material."""
+    from course.catalog import load_catalog
+
+    root = load_catalog().root
+    return [str(p) for p in (*course_secrets(root), *checks_dirs)]
 
 
 def write_reports(out_dir: Path, run: dict, results: list[dict], secrets: list[str]) -> None:

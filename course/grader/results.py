@@ -6,6 +6,7 @@ Shape (JSON-ready):
      "total", "max_total", "duration", "notes": [...],
      "exercises": {name: {"exercise", "passed", "points", "max_points", "cause",
                           "message", "seed", "duration", "file", "note",
+                          "output" (the tail of what the learner's code printed: for the instructor),
                           "checks": [{"name", "outcome", "cause", "message",
                                       "duration", "points", "max_points"}]}}}
 """
@@ -18,6 +19,7 @@ from course.grader.scoring import Scheme
 def exercise_entry(
     name: str, *, scheme: Scheme, max_points: float, passed: bool, cause: str | None, message: str,
     seed: int | None, duration: float, checks: list[dict], file: str | None = None, note: str | None = None,
+    output: str = "",
 ) -> dict:
     checks = [dict(c) for c in checks]
     earned, worth = scheme.score(name, max_points, checks, passed)
@@ -26,7 +28,7 @@ def exercise_entry(
         check["points"] = None if w is None else (w if check["outcome"] == "passed" else 0.0)
     return dict(exercise=name, passed=bool(passed), points=earned, max_points=max_points, cause=cause,
                 message=message or "", seed=seed, duration=round(duration, 3), file=file, note=note,
-                checks=checks)
+                checks=checks, output=output)
 
 
 def not_run(name: str, *, scheme: Scheme, max_points: float, cause: str, message: str,

@@ -1,0 +1,2 @@
+def scale(x, factor):
+    raise NotImplementedError  # TODO: return x times factor

@@ -1,0 +1,5 @@
+import numpy as np
+
+
+def add(a, b):
+    return np.asarray(a) + np.asarray(b)
