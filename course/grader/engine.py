@@ -1,11 +1,14 @@
 """The grader's one doorway into the check engine (`course.runner`).
 
-Each exercise runs in a `CheckSession` of its own, because the sandbox prefix
-and working folder belong to that exercise's throw-away copy. The worker
-imports pytest and the libraries once, so a session costs little. An
-instructor's extra checks (`test_<exercise>*.py` in a `--checks` folder) run
-after the course's check, against the same copy, with the same fixtures; their
-checks are named `<file stem>::<test>` so they never clash with the course's.
+Each check run gets a `CheckSession` of its own, because the sandbox prefix
+and the working folder belong to one throw-away copy. Starting a learner child
+costs seconds (Python plus JAX imports, mostly waiting on the disk), so the
+worker prepares the next run — copy and sandboxed child — while the current
+one is checked; `Prepared` holds such a run.
+
+An instructor's extra checks (`test_<exercise>*.py` in a `--checks` folder)
+run after the course's check, each against a fresh copy and child, with the
+same fixtures; their checks are named `<file stem>::<test>`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,56 @@ import dataclasses
 import re
 from pathlib import Path
 
+from course.runner import CheckSession, ExerciseResult
+from course.sandbox import DEFAULT_MEMORY_MB, LearnerProcess
+
 MAX_OUTPUT = 4000
+
+
+@dataclasses.dataclass(frozen=True)
+class Unit:
+    """One check module run for one exercise."""
+
+    exercise: object  # course.catalog.Exercise, with `check` set to the module to run
+    extra: Path | None  # the instructor's check file, or None for the course's own check
+
+    @property
+    def prefix(self) -> str:
+        return "" if self.extra is None else f"{self.extra.stem}::"
+
+
+class _PrestartedSession(CheckSession):
+    """A session whose one learner child is started at construction, in its sandbox."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(warm=False, **kw)
+        self._ready: LearnerProcess | None = self._new_child({})
+
+    def _take_child(self, extra_env: dict[str, str]) -> LearnerProcess:
+        if self._ready is not None and not extra_env:
+            proc, self._ready = self._ready, None
+            return proc
+        return super()._take_child(extra_env)
+
+    def close(self) -> None:
+        if self._ready is not None:
+            self._ready.close()
+            self._ready = None
+        super().close()
+
+
+class Prepared:
+    def __init__(self, unit: Unit, session: CheckSession) -> None:
+        self.unit = unit
+        self.session = session
+
+    def run(self, learner_file: Path, seed: int) -> ExerciseResult:
+        extra_dirs = () if self.unit.extra is None else (self.unit.extra.parent,)
+        return self.session.run(self.unit.exercise, learner_file=learner_file, seed=seed,
+                                extra_check_dirs=extra_dirs)
+
+    def close(self) -> None:
+        self.session.close()
 
 
 class Engine:
@@ -24,40 +76,35 @@ class Engine:
         self.catalog = load_catalog()
         self.by_name = {e.name: e for e in self.catalog.exercises}
         self.extra_check_dirs = extra_check_dirs
-        self.memory_mb = memory_mb
+        self.memory_mb = memory_mb or DEFAULT_MEMORY_MB
         _warm_imports()
 
-    def extra_checks(self, name: str) -> list[Path]:
-        pattern = re.compile(rf"^test_{re.escape(name)}(_.*)?\.py$")
-        return [f for d in self.extra_check_dirs for f in sorted(d.glob("test_*.py")) if pattern.match(f.name)]
-
-    def run(self, name: str, *, learner_file: Path, seed: int, argv_prefix: list[str], env: dict[str, str],
-            cwd: Path) -> dict:
-        """Check one exercise; returns the fields `results.exercise_entry` takes."""
-        from course.runner import CheckSession
-        from course.sandbox import DEFAULT_MEMORY_MB
-
+    def units(self, name: str) -> list[Unit]:
         exercise = self.by_name[name]
-        runs = [(exercise, None)] + [(dataclasses.replace(exercise, check=f.stem), f) for f in self.extra_checks(name)]
-        checks: list[dict] = []
-        passed, cause, message, duration, output = True, None, "", 0.0, ""
-        for ex, extra in runs:
-            with CheckSession(warm=False, child_argv_prefix=argv_prefix, child_env=env, cwd=cwd,
-                              memory_mb=self.memory_mb or DEFAULT_MEMORY_MB) as session:
-                result = session.run(ex, learner_file=learner_file, seed=seed,
-                                     extra_check_dirs=() if extra is None else (extra.parent,))
-            prefix = "" if extra is None else f"{extra.stem}::"
-            for c in result.checks:
-                checks.append(dict(name=prefix + c.name, outcome=c.outcome, cause=c.cause, message=c.message,
-                                   duration=round(c.duration, 3)))
-            duration += result.duration
-            output = output or result.output
-            if not result.passed and passed:
-                passed, cause, message = False, result.cause, result.message
-            if result.cause in ("syntax_error", "import_error"):
-                break  # the file cannot load: the extra checks would only repeat that
-        return dict(passed=passed, cause=cause, message=message, duration=duration, checks=checks,
-                    output=output[-MAX_OUTPUT:])
+        pattern = re.compile(rf"^test_{re.escape(name)}(_.*)?\.py$")
+        extra = [f for d in self.extra_check_dirs for f in sorted(d.glob("test_*.py")) if pattern.match(f.name)]
+        return [Unit(exercise, None)] + [Unit(dataclasses.replace(exercise, check=f.stem), f) for f in extra]
+
+    def prepare(self, unit: Unit, *, argv_prefix: list[str], env: dict[str, str], cwd: Path) -> Prepared:
+        session = _PrestartedSession(child_argv_prefix=argv_prefix, child_env=env, cwd=cwd,
+                                     memory_mb=self.memory_mb)
+        return Prepared(unit, session)
+
+
+def merge(units: list[Unit], results: list[ExerciseResult]) -> dict:
+    """One exercise's outcome from its check runs; the fields `results.exercise_entry` takes."""
+    checks: list[dict] = []
+    passed, cause, message, duration, output = True, None, "", 0.0, ""
+    for unit, result in zip(units, results):
+        for c in result.checks:
+            checks.append(dict(name=unit.prefix + c.name, outcome=c.outcome, cause=c.cause, message=c.message,
+                               duration=round(c.duration, 3)))
+        duration += result.duration
+        output = output or result.output
+        if not result.passed and passed:
+            passed, cause, message = False, result.cause, result.message
+    return dict(passed=passed, cause=cause, message=message, duration=duration, checks=checks,
+                output=output[-MAX_OUTPUT:])
 
 
 def _warm_imports() -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from course.grader.archives import ArchiveError, extract_archive
 from course.grader.discovery import Submission, locate, regular_files
-from course.grader.engine import Engine
+from course.grader.engine import Engine, merge
 from course.grader.isolation import Isolation
 from course.grader.results import exercise_entry, finish, not_run
 from course.grader.scoring import Scheme, derive_seed
@@ -44,7 +44,7 @@ class Worker:
                              config["scheme"]["partial"])
         self.exercises = config["exercises"]  # [{"name", "file", "max_points"}]
         self.engine = Engine(extra_check_dirs=[Path(p) for p in config["extra_check_dirs"]],
-                                        memory_mb=config.get("memory_mb"))
+                             memory_mb=config.get("memory_mb"))
         self.scratch = self.isolation.work_root / f"slot-{self.slot}"
         self.scratch.mkdir(parents=True, exist_ok=True)
 
@@ -69,39 +69,79 @@ class Worker:
             if not found and result["status"] == "graded":
                 result["status"] = "empty"
                 result["notes"].append("no exercise files were found in this submission")
-            for ex in self.exercises:
-                entry = self._grade_exercise(sub.id, ex, found.get(ex["name"]), root, files)
-                result["exercises"][ex["name"]] = entry
-                self.emit({"event": "exercise", "submission": sub.id, "exercise": ex["name"], "result": entry})
+            self._grade_all(sub.id, found, root, files, result)
         finally:
             _remove(staging)
         result["duration"] = round(time.monotonic() - started, 3)
         return finish(result, {e["name"]: e["max_points"] for e in self.exercises})
 
-    def _grade_exercise(self, sub_id: str, ex: dict, located, root: Path, files: list[Path]) -> dict:
-        name = ex["name"]
-        seed = derive_seed(self.config["run_seed"], sub_id, name)
-        if located is None:
-            return not_run(name, scheme=self.scheme, max_points=ex["max_points"], cause="not_submitted",
-                           seed=seed, message=f"no file for this exercise (expected exercises/{ex['file']})")
+    def _grade_all(self, sub_id: str, found: dict, root: Path, files: list[Path], result: dict) -> None:
+        """Every exercise in order; the next check run's copy and child start while one is checked."""
+        plan = [(ex, unit) for ex in self.exercises if ex["name"] in found for unit in self.engine.units(ex["name"])]
+        upcoming = self._prepare(plan[0][1], root, files) if plan else None
+        step = 0
+        for ex in self.exercises:
+            name = ex["name"]
+            seed = derive_seed(self.config["run_seed"], sub_id, name)
+            located = found.get(name)
+            if located is None:
+                entry = not_run(name, scheme=self.scheme, max_points=ex["max_points"], cause="not_submitted",
+                                seed=seed, message=f"no file for this exercise (expected exercises/{ex['file']})")
+            else:
+                runs, failure = [], None
+                while step < len(plan) and plan[step][0] is ex:
+                    current = upcoming
+                    step += 1
+                    upcoming = self._prepare(plan[step][1], root, files) if step < len(plan) else None
+                    if isinstance(current, str):
+                        failure = failure or current
+                        continue
+                    if failure is not None or (runs and runs[-1].cause in ("syntax_error", "import_error")):
+                        _close(current)  # the file cannot load: further check runs would only repeat that
+                        continue
+                    try:
+                        prepared, copy = current
+                        runs.append(prepared.run(copy / located.relative, seed))
+                    except Exception:
+                        failure = traceback.format_exc(limit=8)
+                    finally:
+                        _close(current)
+                if failure is not None:
+                    # The grader's fault, not the learner's: kept for the instructor.
+                    entry = not_run(name, scheme=self.scheme, max_points=ex["max_points"], cause="grader_error",
+                                    seed=seed, message=failure, file=located.relative, note=located.note)
+                else:
+                    units = [u for e, u in plan if e is ex][: len(runs)]
+                    entry = exercise_entry(name, scheme=self.scheme, max_points=ex["max_points"], seed=seed,
+                                           file=located.relative, note=located.note, **merge(units, runs))
+            result["exercises"][name] = entry
+            self.emit({"event": "exercise", "submission": sub_id, "exercise": name, "result": entry})
+
+    def _prepare(self, unit, root: Path, files: list[Path]):
+        """A throw-away copy of the submission and a sandboxed child already starting in it.
+
+        On failure, the traceback text (a grader error, reported for that exercise).
+        """
         copy = Path(tempfile.mkdtemp(dir=self.scratch, prefix="copy-"))
         try:
             _copy_files(root, files, copy)
             self.isolation.prepare_copy(copy, self.slot)
-            outcome = self.engine.run(
-                name, learner_file=copy / located.relative, seed=seed,
-                argv_prefix=self.isolation.prefix(copy, self.slot),
-                env=self.isolation.child_env(copy), cwd=copy,
-            )
+            prepared = self.engine.prepare(unit, argv_prefix=self.isolation.prefix(copy, self.slot),
+                                           env=self.isolation.child_env(copy), cwd=copy)
         except Exception:
-            # The grader's fault, not the learner's: kept for the instructor.
-            return not_run(name, scheme=self.scheme, max_points=ex["max_points"], cause="grader_error",
-                           seed=seed, message=traceback.format_exc(limit=8), file=located.relative,
-                           note=located.note)
-        finally:
             _remove(copy)
-        return exercise_entry(name, scheme=self.scheme, max_points=ex["max_points"], seed=seed,
-                              file=located.relative, note=located.note, **outcome)
+            return traceback.format_exc(limit=8)
+        return prepared, copy
+
+
+def _close(current) -> None:
+    if current is None or isinstance(current, str):
+        return
+    prepared, copy = current
+    try:
+        prepared.close()
+    finally:
+        _remove(copy)
 
 
 def _copy_files(root: Path, files: list[Path], dest: Path) -> None:
