@@ -1,0 +1,95 @@
+"""Checks for dropout_mask: masks from explicit keys, inverted dropout under jax.jit,
+one independent mask per layer, with jax_debug_key_reuse on."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close, fail
+
+# Key-reuse checking traces every random call afresh: compiles need headroom on a busy CPU.
+TIMEOUT = 60
+
+
+def probe_masks(module, seed, other_seed, shape, rate):
+    import jax
+
+    with jax.debug_key_reuse(True):
+        a = module.dropout_mask(jax.random.key(seed), tuple(shape), rate)
+        b = module.dropout_mask(jax.random.key(seed), tuple(shape), rate)
+        c = module.dropout_mask(jax.random.key(other_seed), tuple(shape), rate)
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "a": a, "b": b, "c": c}
+
+
+def probe_dropout(module, seed, x, rate):
+    import jax
+
+    x = jax.numpy.asarray(x)
+    with jax.debug_key_reuse(True):
+        out = jax.jit(module.dropout)(jax.random.key(seed), x, rate)
+        mask = module.dropout_mask(jax.random.key(seed), x.shape, rate)
+    return {"out": out, "mask": mask}
+
+
+def probe_layers(module, seed, xs, rate):
+    import jax
+
+    with jax.debug_key_reuse(True):
+        return jax.jit(module.dropout_layers)(jax.random.key(seed), jax.numpy.asarray(xs), rate)
+
+
+def test_mask_shape_determinism_and_rate(learner, reference, seed, rng):
+    shape = [int(rng.integers(150, 250)), int(rng.integers(80, 120))]
+    rate = float(np.round(rng.uniform(0.1, 0.7), 3))
+    got = learner.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape, rate)
+    call = f"dropout_mask(key, {tuple(shape)}, rate={rate})"
+    if got["dtype"] != "bool" or got["shape"] != shape:
+        fail(f"{call} returned dtype {got['dtype']} and shape {tuple(got['shape'])}; expected bool and {tuple(shape)}.")
+    a, b, c = (np.asarray(got[k]) for k in "abc")
+    if not np.array_equal(a, b):
+        fail(f"{call} called twice with equal keys gave different masks: the mask must come from the key alone.")
+    if np.array_equal(a, c):
+        fail(f"{call} gave the same mask for two different keys: draw it from the key you are given.")
+    kept = float(a.mean())
+    want = float(np.asarray(reference.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape, rate)["a"]).mean())
+    # About 20,000 draws: the kept fraction is within 0.01 of 1 - rate with overwhelming probability.
+    if abs(kept - (1 - rate)) > 0.03:
+        fail(f"{call} kept {kept:.3f} of the entries; expected about {1 - rate:.3f} (the reference kept {want:.3f}). "
+             "True means keep, with probability 1 - rate.")
+
+
+def test_dropout_under_jit_uses_the_mask(learner, reference, seed, rng):
+    x = (rng.standard_normal((int(rng.integers(3, 8)), int(rng.integers(4, 10)))) + 3).astype(np.float32)
+    rate = float(np.round(rng.uniform(0.2, 0.6), 3))
+    got = learner.probe(probe_dropout, seed % 2**31, x, rate)
+    mask = np.asarray(got["mask"]).astype(bool)
+    expected = np.where(mask, x / np.float32(1 - rate), np.float32(0))
+    assert_close(got["out"], expected, what=(f"jax.jit(dropout)(key, x, {rate}) for x of shape {x.shape}, against "
+                                             "x / (1 - rate) where your dropout_mask(key, x.shape, rate) keeps"),
+                 rtol=1e-6)
+    ref = reference.probe(probe_dropout, seed % 2**31, x, rate)
+    assert_close(np.asarray(got["out"]).shape, np.asarray(ref["out"]).shape, what="the shape of dropout's result")
+
+
+def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
+    layers = int(rng.integers(3, 6))
+    xs = np.ones((layers, int(rng.integers(40, 60)), 8), np.float32)
+    rate = float(np.round(rng.uniform(0.3, 0.6), 3))
+    got = np.asarray(learner.probe(probe_layers, seed % 2**31, xs, rate))
+    want = np.asarray(reference.probe(probe_layers, seed % 2**31, xs, rate))
+    call = f"jax.jit(dropout_layers)(key, xs of shape {xs.shape}, {rate})"
+    if got.shape != want.shape:
+        fail(f"{call} returned shape {got.shape}, expected {want.shape}.")
+    scaled = np.float32(1 / (1 - rate))
+    if not np.all(np.isclose(got, 0) | np.isclose(got, scaled)):
+        fail(f"{call}: on inputs of ones every entry should be 0 or 1/(1-rate) = {scaled:.4g}.")
+    masks = got != 0
+    for i in range(layers):
+        for j in range(i + 1, layers):
+            if np.array_equal(masks[i], masks[j]):
+                fail(f"{call}: layers {i} and {j} got the same dropout mask. Give every layer its own key "
+                     "(jax.random.split or fold_in), derived from the one key.")
+    for i in range(layers):
+        kept = float(masks[i].mean())
+        if abs(kept - (1 - rate)) > 0.12:
+            fail(f"{call}: layer {i} kept {kept:.2f} of its entries, expected about {1 - rate:.2f}.")

@@ -1,0 +1,84 @@
+"""Checks for shuffle: per-epoch permutations that depend only on (seed, epoch),
+x and y shuffled together, no key reused (jax_debug_key_reuse on)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close, assert_equal, fail
+
+# Key-reuse checking traces every random call afresh: compiles need headroom on a busy CPU.
+TIMEOUT = 60
+
+
+def probe_permutations(module, seed, epochs, n):
+    import jax
+
+    with jax.debug_key_reuse(True):
+        return [module.epoch_permutation(seed, int(e), n) for e in epochs]
+
+
+def probe_shuffle(module, seed, epoch, x, y):
+    import jax
+    import jax.numpy as jnp
+
+    with jax.debug_key_reuse(True):
+        out = module.shuffle_epoch(seed, epoch, jnp.asarray(x), jnp.asarray(y))
+        perm = module.epoch_permutation(seed, epoch, x.shape[0])
+    return {"out": list(out) if isinstance(out, tuple) else out, "perm": perm}
+
+
+def test_each_epoch_is_a_permutation(learner, reference, seed, rng):
+    n = int(rng.integers(20, 60))
+    epochs = [0, 1, int(rng.integers(2, 50))]
+    got = learner.probe(probe_permutations, seed, epochs, n)
+    want = reference.probe(probe_permutations, seed, epochs, n)
+    for e, g, w in zip(epochs, got, want):
+        g = np.asarray(g)
+        if g.shape != (n,) or g.dtype.kind not in "iu":
+            fail(f"epoch_permutation({seed}, {e}, {n}) returned {g.dtype} of shape {g.shape}; expected integers of shape ({n},).")
+        assert_equal(sorted(g.tolist()), sorted(np.asarray(w).tolist()),
+                     what=f"the sorted values of epoch_permutation({seed}, {e}, {n})")
+
+
+def test_epochs_are_reproducible_in_any_order(learner, seed, rng):
+    n = int(rng.integers(20, 60))
+    epochs = [int(e) for e in rng.permutation(6)]
+    forward = learner.probe(probe_permutations, seed, sorted(epochs), n)
+    shuffled_order = learner.probe(probe_permutations, seed, epochs, n)
+    by_epoch = dict(zip(epochs, shuffled_order))
+    for e, perm in zip(sorted(epochs), forward):
+        if not np.array_equal(np.asarray(perm), np.asarray(by_epoch[e])):
+            fail(f"epoch_permutation({seed}, {e}, {n}) changed when other epochs were computed before it "
+                 f"(orders {sorted(epochs)} and {epochs}): derive the key from (seed, epoch) alone.")
+
+
+def test_epochs_and_seeds_differ(learner, seed, rng):
+    n = int(rng.integers(30, 60))
+    perms = [np.asarray(p) for p in learner.probe(probe_permutations, seed, list(range(5)), n)]
+    for i in range(5):
+        for j in range(i + 1, 5):
+            if np.array_equal(perms[i], perms[j]):
+                fail(f"epoch_permutation({seed}, {i}, {n}) and epoch {j} gave the same order: "
+                     "each epoch needs its own key (fold in the epoch number).")
+    other = np.asarray(learner.probe(probe_permutations, seed + 1, [0], n)[0])
+    if np.array_equal(perms[0], other):
+        fail(f"epoch_permutation gave the same order for seeds {seed} and {seed + 1}: build the key from the seed.")
+
+
+def test_shuffle_epoch_keeps_pairs(learner, reference, seed, rng):
+    n, f = int(rng.integers(10, 40)), int(rng.integers(2, 6))
+    x = rng.standard_normal((n, f)).astype(np.float32)
+    y = rng.integers(0, 2, size=n).astype(np.float32)
+    epoch = int(rng.integers(0, 20))
+    got = learner.probe(probe_shuffle, seed, epoch, x, y)
+    call = f"shuffle_epoch({seed}, {epoch}, x of shape {x.shape}, y of shape {y.shape})"
+    out = got["out"]
+    if not isinstance(out, list) or len(out) != 2:
+        fail(f"{call} must return a pair (x_shuffled, y_shuffled).")
+    perm = np.asarray(got["perm"])
+    assert_close(out[0], x[perm], what=f"{call}: x_shuffled, against x[epoch_permutation(...)]")
+    assert_close(out[1], y[perm], what=f"{call}: y_shuffled, against y[epoch_permutation(...)]")
+    ref = reference.probe(probe_shuffle, seed, epoch, x, y)
+    assert_equal(sorted(np.asarray(out[1]).tolist()), sorted(np.asarray(ref["out"][1]).tolist()),
+                 what=f"{call}: the labels it contains")
