@@ -1,6 +1,6 @@
 from course.checking import assert_close
 
-TIMEOUT = 20
+TIMEOUT = 8
 
 
 def test_adds_vectors(learner, reference, rng):

@@ -1,6 +1,6 @@
 from course.checking import assert_close
 
-TIMEOUT = 20
+TIMEOUT = 8
 
 
 def test_scales(learner, reference, rng):
