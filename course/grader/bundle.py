@@ -17,7 +17,7 @@ from pathlib import Path
 
 from course import paths
 
-_COURSE_PARTS = ("course", "lessons", "solutions", "exercises")
+_COURSE_PARTS = ("lessons", "solutions", "exercises", "checks")  # from the course root
 _TOP_FILES = ("pyproject.toml", "constraints.txt", "README.md", "LICENSE")
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".jaxlings", "grader_fixtures"}
 
@@ -59,11 +59,13 @@ class BundleError(Exception):
 
 def write_bundle(out_dir: Path, *, exercises: list[str] | None, checks_dirs: list[Path],
                  points_file: Path | None, partial: bool, visibility: str) -> Path:
-    root = paths.course_root()
-    missing = [p for p in ("course", "lessons/course.toml", "solutions", "pyproject.toml", "constraints.txt")
-               if not (root / p).exists()]
+    # The package and its pins come from this install; the course content from
+    # the course root, which may be a course of its own (JAXLINGS_COURSE_ROOT).
+    project, root = paths.PACKAGE_DIR.parent, paths.course_root()
+    missing = [str(root / p) for p in ("lessons/course.toml", "solutions") if not (root / p).exists()]
+    missing += [str(project / p) for p in ("pyproject.toml", "constraints.txt") if not (project / p).is_file()]
     if missing:
-        raise BundleError(f"the course at {root} lacks {', '.join(missing)}")
+        raise BundleError(f"cannot bundle: missing {', '.join(missing)}")
     options: list[str] = ["--visibility", visibility]
     if exercises:
         options += ["--exercises", ",".join(exercises)]
@@ -73,12 +75,13 @@ def write_bundle(out_dir: Path, *, exercises: list[str] | None, checks_dirs: lis
     target = out_dir / "autograder.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
         _add_text(zf, "setup.sh", SETUP_SH, executable=True)
+        _add_tree(zf, paths.PACKAGE_DIR, "course")
         for part in _COURSE_PARTS:
             if (root / part).is_dir():
                 _add_tree(zf, root / part, part)
         for name in _TOP_FILES:
-            if (root / name).is_file():
-                zf.write(root / name, name)
+            if (project / name).is_file():
+                zf.write(project / name, name)
         for i, d in enumerate(checks_dirs):
             arc = f"instructor_checks/{i}"
             for f in sorted(d.glob("*.py")):

@@ -1,0 +1,57 @@
+"""Gradescope: results.json from inside the autograder layout, and the autograder zip."""
+
+from __future__ import annotations
+
+import json
+import stat
+import zipfile
+
+from test_grader_class import COURSE, EXTRA, SOLUTIONS, WRONG_SCALE, grade
+
+
+def test_gradescope_mode_writes_results_json_under_the_weakest_isolation(tmp_path):
+    submission = tmp_path / "autograder" / "submission"
+    submission.mkdir(parents=True)
+    (submission / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    (submission / "scale.py").write_text(WRONG_SCALE)
+    results = tmp_path / "autograder" / "results" / "results.json"
+    proc = grade("--gradescope", "--submission", str(submission), "--results", str(results),
+                 "--isolation", "process", "--partial", "--visibility", "after_due_date", "--quiet")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(results.read_text())
+    assert doc["score"] == 2.0 and doc["max_score"] == 3.0
+    assert doc["visibility"] == "after_due_date"
+    by_name = {t["name"]: t for t in doc["tests"]}
+    assert by_name["add: test_adds_vectors"]["status"] == "passed"
+    scale = by_name["scale: test_scales"]
+    assert scale["status"] == "failed" and scale["score"] == 0 and scale["max_score"] == 1.0
+    assert "wrong result" in scale["output"] and "def test_" not in scale["output"]
+    assert all(set(t) >= {"name", "score", "max_score", "status", "output", "visibility"} for t in doc["tests"])
+
+
+def test_bundle_holds_what_gradescope_runs(tmp_path):
+    points = tmp_path / "points.toml"
+    points.write_text("[exercises]\nadd = 3\n")
+    proc = grade("--bundle", "gradescope", "--out", str(tmp_path), "--checks", str(EXTRA),
+                 "--points", str(points), "--exercises", "add")
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
+        names = set(zf.namelist())
+        assert {"setup.sh", "run_autograder", "lessons/course.toml", "solutions/01_basics/add.py",
+                "checks/test_add.py", "points.toml", "instructor_checks/0/test_add_integers.py"} <= names
+        assert not any("__pycache__" in n for n in names)
+        for script in ("setup.sh", "run_autograder"):
+            assert (zf.getinfo(script).external_attr >> 16) & stat.S_IXUSR
+        run = zf.read("run_autograder").decode()
+        assert "grade --gradescope" in run and "--exercises add" in run and "/autograder/source/points.toml" in run
+
+
+def test_bad_input_is_a_clear_message_not_a_traceback(tmp_path):
+    for args, needle in [
+        ((str(tmp_path / "missing"), "--out", str(tmp_path / "o")), "not a folder"),
+        ((str(tmp_path), "--out", str(tmp_path / "o"), "--exercises", "nope"), "unknown exercise"),
+        ((str(tmp_path), "--out", str(tmp_path / "o")), "no submissions"),
+        ((str(tmp_path), "--out", str(tmp_path / "o"), "--checks", str(COURSE)), "no test_<exercise>"),
+    ]:
+        proc = grade(*args)
+        assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
