@@ -1,0 +1,99 @@
+"""Checks for count_params: parameters counted and listed from the state of varied models."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_equal, fail
+
+TIMEOUT = 60
+
+
+def _sizes(rng):
+    return {
+        "d_in": int(rng.integers(2, 12)),
+        "hidden": int(rng.integers(3, 20)),
+        "d_out": int(rng.integers(1, 6)),
+        "depth": int(rng.integers(2, 4)),
+        "vocab": int(rng.integers(5, 30)),
+    }
+
+
+def probe_models(module, sizes, seed, fn_name):
+    from flax import nnx
+
+    d_in, hidden, d_out = sizes["d_in"], sizes["hidden"], sizes["d_out"]
+    rngs = nnx.Rngs(seed)
+    # Layer shapes repeat across the models on purpose: JAX compiles the
+    # initialiser once per new shape, and that dominates the check's time.
+
+    class WithNormAndDropout(nnx.Module):
+        def __init__(self):
+            self.linear1 = nnx.Linear(d_in, hidden, rngs=rngs)
+            self.norm = nnx.BatchNorm(hidden, rngs=rngs)
+            self.dropout = nnx.Dropout(0.3, rngs=rngs)
+            self.linear2 = nnx.Linear(hidden, d_out, rngs=rngs)
+
+    class Stack(nnx.Module):
+        def __init__(self):
+            self.blocks = nnx.List([nnx.Linear(hidden, hidden, use_bias=False, rngs=rngs)
+                                    for _ in range(sizes["depth"])])
+            self.norm = nnx.LayerNorm(hidden, rngs=rngs)
+
+    class Embedding(nnx.Module):
+        def __init__(self):
+            self.embed = nnx.Embed(sizes["vocab"], hidden, rngs=rngs)
+            self.head = nnx.Linear(hidden, d_out, rngs=rngs)
+
+    class Tied(nnx.Module):
+        # One layer reachable under two names counts once, as in PyTorch.
+        def __init__(self):
+            self.encoder = nnx.Linear(hidden, hidden, rngs=rngs)
+            self.decoder = self.encoder
+
+    models = {
+        "an MLP with BatchNorm and Dropout": WithNormAndDropout(),
+        "a stack of bias-free Linear layers and a LayerNorm": Stack(),
+        "a Sequential": nnx.Sequential(
+            nnx.Linear(d_in, hidden, rngs=rngs), nnx.relu, nnx.Linear(hidden, d_out, use_bias=False, rngs=rngs),
+        ),
+        "an Embed and a Linear head": Embedding(),
+        "a model with one layer under two names": Tied(),
+    }
+    return {name: getattr(module, fn_name)(model) for name, model in models.items()}
+
+
+def _as_int(value):
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        return int(value)
+    return value
+
+
+def test_count_params(learner, reference, rng, seed):
+    sizes = _sizes(rng)
+    got = learner.probe(probe_models, sizes, seed, "count_params")
+    want = reference.probe(probe_models, sizes, seed, "count_params")
+    for name, expected in want.items():
+        count = _as_int(got[name])
+        if not isinstance(count, int) or isinstance(count, bool):
+            fail(f"count_params({name}) returned {type(count).__name__}; expected an int.")
+        if count != expected:
+            hint = ""
+            if count > expected:
+                hint = (" That is more than the nnx.Param scalars: BatchStat and RNG state are not parameters,"
+                        " and a layer shared under two names counts once.")
+            fail(f"count_params({name}, sizes {sizes}): expected {expected}, got {count}.{hint}")
+
+
+def test_param_shapes(learner, reference, rng, seed):
+    sizes = _sizes(rng)
+    got = learner.probe(probe_models, sizes, seed, "param_shapes")
+    want = reference.probe(probe_models, sizes, seed, "param_shapes")
+    for name, expected in want.items():
+        shapes = got[name]
+        if not isinstance(shapes, dict):
+            fail(f"param_shapes({name}) returned {type(shapes).__name__}; expected a dict of path -> shape.")
+        normalised = {
+            k: tuple(int(d) for d in v) if isinstance(v, (tuple, list)) else v for k, v in shapes.items()
+        }
+        assert_equal(normalised, expected, what=f"param_shapes({name}, sizes {sizes})")
