@@ -1,0 +1,94 @@
+"""Checks for grad_norm: global norm and clipping over arbitrary pytrees."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close, assert_tree_close
+
+TIMEOUT = 60
+
+
+def _random_tree(rng, scale):
+    """Nested dicts and lists with leaves of varied shapes (0-d included)."""
+    def leaf():
+        ndim = int(rng.integers(0, 3))
+        shape = tuple(int(s) for s in rng.integers(1, 6, size=ndim))
+        return (scale * rng.standard_normal(shape)).astype(np.float32)
+
+    return {
+        "encoder": {"kernel": leaf(), "bias": leaf()},
+        "blocks": [leaf() for _ in range(int(rng.integers(1, 4)))],
+        "head": leaf(),
+    }
+
+
+def _shapes(tree):
+    if isinstance(tree, dict):
+        return {k: _shapes(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_shapes(v) for v in tree]
+    return tuple(np.shape(tree))
+
+
+def test_global_norm(learner, reference, rng):
+    for scale in (0.1, 3.0):
+        tree = _random_tree(rng, scale)
+        got = learner.call("global_norm", tree)
+        want = reference.call("global_norm", tree)
+        assert_close(got, want, what=f"global_norm(tree) for a tree with leaf shapes {_shapes(tree)}",
+                     rtol=1e-5, atol=1e-6)
+
+
+def test_clip_above_max_norm_rescales(learner, reference, rng):
+    tree = _random_tree(rng, 5.0)
+    norm = float(reference.call("global_norm", tree))
+    max_norm = float(rng.uniform(0.1, 0.5)) * norm
+    got = learner.call("clip_by_global_norm", tree, max_norm)
+    want = reference.call("clip_by_global_norm", tree, max_norm)
+    assert_tree_close(got, want, what=f"clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
+                                      f"norm {norm:.4g} (every leaf scaled by max_norm / norm)",
+                      rtol=1e-5, atol=1e-6)
+
+
+def test_clip_below_max_norm_is_identity(learner, reference, rng):
+    tree = _random_tree(rng, 0.2)
+    norm = float(reference.call("global_norm", tree))
+    max_norm = norm * float(rng.uniform(1.5, 4.0))
+    got = learner.call("clip_by_global_norm", tree, max_norm)
+    want = reference.call("clip_by_global_norm", tree, max_norm)
+    assert_tree_close(got, want, what=f"clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
+                                      f"norm {norm:.4g}: below max_norm, the tree comes back unchanged",
+                      rtol=1e-6, atol=1e-7)
+
+
+def probe_on_model_gradients(module, d_in, hidden, seed, max_norm):
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    class Model(nnx.Module):
+        def __init__(self, rngs):
+            self.hidden = nnx.Linear(d_in, hidden, rngs=rngs)
+            self.out = nnx.Linear(hidden, 1, rngs=rngs)
+
+        def __call__(self, x):
+            return self.out(jax.nn.relu(self.hidden(x)))
+
+    model = Model(nnx.Rngs(seed))
+    x = jax.random.normal(jax.random.key(seed), (16, d_in))
+    grads = nnx.grad(lambda m: jnp.sum(m(x) ** 2))(model)
+    clipped = module.clip_by_global_norm(grads, max_norm)
+    if isinstance(clipped, nnx.State):
+        clipped = nnx.to_pure_dict(clipped)
+    return {"norm": module.global_norm(grads), "clipped": clipped}
+
+
+def test_works_on_an_nnx_state(learner, reference, rng, seed):
+    d_in, hidden = int(rng.integers(2, 10)), int(rng.integers(2, 16))
+    want = reference.probe(probe_on_model_gradients, d_in, hidden, seed, 0.5)
+    got = learner.probe(probe_on_model_gradients, d_in, hidden, seed, 0.5)
+    what = f"on the nnx.State of gradients of a {d_in}->{hidden}->1 model"
+    assert_close(got["norm"], want["norm"], what=f"global_norm {what}", rtol=1e-5, atol=1e-6)
+    assert_tree_close(got["clipped"], want["clipped"], what=f"clip_by_global_norm(grads, 0.5) {what}",
+                      rtol=1e-5, atol=1e-6)

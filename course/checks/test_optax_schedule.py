@@ -1,0 +1,72 @@
+"""Checks for optax_schedule: warm-up + cosine values, and a clip-then-Adam chain."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close, assert_tree_close
+
+TIMEOUT = 60
+
+
+def probe_schedule(module, peak_lr, warmup_steps, total_steps, last):
+    import jax
+    import jax.numpy as jnp
+
+    schedule = module.make_schedule(peak_lr, warmup_steps, total_steps)
+    compiled = jax.jit(schedule)  # an optimizer calls it with a traced step count
+    return {"jit": [compiled(jnp.int32(k)) for k in range(last + 1)],
+            "int": [schedule(k) for k in (0, warmup_steps, total_steps)]}
+
+
+def probe_updates(module, peak_lr, warmup_steps, total_steps, max_norm, params, grads_seq):
+    import jax.numpy as jnp
+
+    tx = module.make_tx(peak_lr, warmup_steps, total_steps, max_norm)
+    params = {k: jnp.asarray(v) for k, v in params.items()}
+    state = tx.init(params)
+    out = []
+    for grads in grads_seq:
+        grads = {k: jnp.asarray(v) for k, v in grads.items()}
+        updates, state = tx.update(grads, state, params)
+        out.append(dict(updates))
+    return out
+
+
+def _settings(rng):
+    warmup = int(rng.integers(2, 8))
+    total = warmup + int(rng.integers(5, 20))
+    peak = float(10 ** rng.uniform(-4, -1))
+    return peak, warmup, total
+
+
+def test_schedule_values(learner, reference, rng):
+    peak, warmup, total = _settings(rng)
+    last = total + 3
+    got = learner.probe(probe_schedule, peak, warmup, total, last)
+    want = reference.probe(probe_schedule, peak, warmup, total, last)
+    where = f"make_schedule(peak_lr={peak:.3g}, warmup_steps={warmup}, total_steps={total})"
+    for k in range(last + 1):
+        assert_close(got["jit"][k], want["jit"][k], what=f"{where} at step {k} (under jax.jit)",
+                     rtol=1e-4, atol=1e-9)
+    assert_tree_close(got["int"], want["int"], what=f"{where} at Python-int steps 0, {warmup}, {total}",
+                      rtol=1e-4, atol=1e-9)
+
+
+def test_chain_updates(learner, reference, rng):
+    peak, warmup, total = _settings(rng)
+    max_norm = float(rng.uniform(0.5, 2.0))
+    shapes = {"kernel": (int(rng.integers(2, 6)), int(rng.integers(2, 6))), "bias": (int(rng.integers(2, 6)),)}
+    params = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    grads_seq = []
+    for step in range(total + 2):
+        # Alternate huge and small gradients: clipping must act on some steps only.
+        scale = 50.0 if step % 2 == 0 else 0.01
+        grads_seq.append({k: (scale * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()})
+    got = learner.probe(probe_updates, peak, warmup, total, max_norm, params, grads_seq)
+    want = reference.probe(probe_updates, peak, warmup, total, max_norm, params, grads_seq)
+    where = (f"make_tx(peak_lr={peak:.3g}, warmup_steps={warmup}, total_steps={total}, max_norm={max_norm:.3g}): "
+             f"tx.update on gradients alternating far above and below max_norm")
+    for step, (g, w) in enumerate(zip(got, want)):
+        assert_tree_close(g, w, what=f"{where}, the updates at step {step}", rtol=1e-3, atol=1e-9)
+    assert_close(len(got), len(want), what=f"{where}: the number of steps")
