@@ -64,6 +64,9 @@ def test_epochs_and_seeds_differ(learner, seed, rng):
     other = np.asarray(learner.probe(probe_permutations, seed + 1, [0], n)[0])
     if np.array_equal(perms[0], other):
         fail(f"epoch_permutation gave the same order for seeds {seed} and {seed + 1}: build the key from the seed.")
+    if np.array_equal(perms[1], other):
+        fail(f"epoch_permutation({seed}, 1, {n}) equals epoch_permutation({seed + 1}, 0, {n}): seed and epoch "
+             "were mixed into one number. Make the seed's key, then fold the epoch into it.")
 
 
 def test_shuffle_epoch_keeps_pairs(learner, reference, seed, rng):
