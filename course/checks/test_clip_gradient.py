@@ -1,0 +1,67 @@
+"""Checks for clip_gradient: identity forward, gradient clipped to [-limit, limit] backward."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close
+
+TIMEOUT = 60
+
+
+def probe_clip(module, x, w, a, limit):
+    import jax
+    import jax.numpy as jnp
+
+    x, w = jnp.asarray(x), jnp.asarray(w)
+
+    def weighted(v):
+        return jnp.sum(w * module.clip_gradient(v, limit))
+
+    def composed(v):
+        return jnp.sum(w * module.clip_gradient(a * v, limit) ** 2)
+
+    rows = jax.vmap(jax.grad(lambda r, wr: jnp.sum(wr * module.clip_gradient(r, limit))))
+    return {
+        "value": module.clip_gradient(x, limit),
+        "grad": jax.grad(weighted)(x),
+        "jit_grad": jax.jit(jax.grad(weighted))(x),
+        "composed_grad": jax.grad(composed)(x),
+        "vmap_grad": rows(x.reshape(x.shape[0], -1), w.reshape(w.shape[0], -1)),
+    }
+
+
+def _inputs(rng):
+    shape = tuple(int(s) for s in rng.integers(2, 7, size=int(rng.integers(1, 3))))
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal(shape) * 3).astype(np.float32)  # many entries beyond the limit
+    return x, w, float(rng.uniform(0.5, 2.0)), float(rng.uniform(0.3, 1.5))
+
+
+def _both(learner, reference, rng):
+    x, w, a, limit = _inputs(rng)
+    args = (x, w, a, limit)
+    return x, limit, learner.probe(probe_clip, *args), reference.probe(probe_clip, *args)
+
+
+def test_forward_is_the_identity(learner, reference, rng):
+    x, limit, got, want = _both(learner, reference, rng)
+    assert_close(got["value"], want["value"], what=f"clip_gradient(x, {limit:.3f}) for x of shape {x.shape}", rtol=0, atol=0)
+
+
+def test_gradient_is_clipped(learner, reference, rng):
+    x, limit, got, want = _both(learner, reference, rng)
+    assert_close(got["grad"], want["grad"],
+                 what=f"jax.grad(sum(w * clip_gradient(x, {limit:.3f}))) for x {x.shape} (should be clip(w, -limit, limit))")
+
+
+def test_chain_rule_applies_around_it(learner, reference, rng):
+    x, limit, got, want = _both(learner, reference, rng)
+    assert_close(got["composed_grad"], want["composed_grad"],
+                 what=f"jax.grad(sum(w * clip_gradient(a * x, {limit:.3f}) ** 2)) for x {x.shape}", rtol=1e-5, atol=1e-6)
+
+
+def test_works_under_jit_and_vmap(learner, reference, rng):
+    x, limit, got, want = _both(learner, reference, rng)
+    assert_close(got["jit_grad"], want["jit_grad"], what=f"jax.jit(jax.grad(...)) of clip_gradient, x {x.shape}")
+    assert_close(got["vmap_grad"], want["vmap_grad"], what=f"jax.vmap(jax.grad(...)) of clip_gradient over the rows of x {x.shape}")

@@ -1,0 +1,63 @@
+"""Checks for straight_through: rounding forward, identity gradient backward."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close
+
+TIMEOUT = 60
+
+
+def probe_ste(module, x, w):
+    import jax
+    import jax.numpy as jnp
+
+    x, w = jnp.asarray(x), jnp.asarray(w)
+
+    def weighted(v):
+        return jnp.sum(w * module.round_ste(v))
+
+    def composed(v):
+        return jnp.sum(jnp.sin(module.round_ste(2.0 * v)) * w)
+
+    rows = jax.vmap(jax.grad(lambda r, wr: jnp.sum(wr * module.round_ste(r))))
+    return {
+        "value": module.round_ste(x),
+        "grad": jax.grad(weighted)(x),
+        "jit_grad": jax.jit(jax.grad(weighted))(x),
+        "composed_grad": jax.grad(composed)(x),
+        "vmap_grad": rows(x.reshape(x.shape[0], -1), w.reshape(w.shape[0], -1)),
+    }
+
+
+def _inputs(rng):
+    shape = tuple(int(s) for s in rng.integers(2, 7, size=int(rng.integers(1, 3))))
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    # Keep clear of .5 ties, where "round half to even" and other rounding rules differ.
+    x = np.where(np.abs(x - np.round(x)) > 0.45, x + 0.1, x).astype(np.float32)
+    w = rng.standard_normal(shape).astype(np.float32)
+    return x, w
+
+
+def _both(learner, reference, rng):
+    x, w = _inputs(rng)
+    return x, learner.probe(probe_ste, x, w), reference.probe(probe_ste, x, w)
+
+
+def test_forward_is_rounding(learner, reference, rng):
+    x, got, want = _both(learner, reference, rng)
+    assert_close(got["value"], want["value"], what=f"round_ste(x) for x of shape {x.shape}", rtol=0, atol=1e-5)
+
+
+def test_gradient_passes_straight_through(learner, reference, rng):
+    x, got, want = _both(learner, reference, rng)
+    assert_close(got["grad"], want["grad"], what=f"jax.grad(sum(w * round_ste(x))) for x of shape {x.shape} (should be w)")
+    assert_close(got["composed_grad"], want["composed_grad"],
+                 what=f"jax.grad(sum(sin(round_ste(2 * x)) * w)) for x of shape {x.shape}", rtol=1e-4, atol=1e-5)
+
+
+def test_works_under_jit_and_vmap(learner, reference, rng):
+    x, got, want = _both(learner, reference, rng)
+    assert_close(got["jit_grad"], want["jit_grad"], what=f"jax.jit(jax.grad(...)) of round_ste, x {x.shape}")
+    assert_close(got["vmap_grad"], want["vmap_grad"], what=f"jax.vmap(jax.grad(...)) of round_ste over the rows of x {x.shape}")
