@@ -1,0 +1,263 @@
+"""Learner code that cheats or breaks: every case is a fail with its own cause, never a pass.
+
+Uses the fixture course in tests/fixtures/course, copied to a temporary folder
+so that learner code which writes into the course cannot touch the repository.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from course.catalog import load_catalog
+from course.runner import CheckSession
+
+FIXTURE = Path(__file__).parent / "fixtures" / "course"
+
+CORRECT = """
+import jax.numpy as jnp
+
+def scale(x, alpha):
+    return jnp.asarray(x) * alpha + 1
+"""
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def session():
+    with CheckSession(memory_mb=2048) as s:
+        yield s
+
+
+@pytest.fixture
+def check(course, session, monkeypatch):
+    """check(source, **kw) -> ExerciseResult for the exercise `fx_scale`."""
+    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
+    catalog = load_catalog(course)
+    counter = iter(range(1000))
+
+    def run(source: str, *, exercise: str = "fx_scale", timeout: float | None = None, seed: int | None = None):
+        ex = catalog.exercise(exercise)
+        if timeout is not None:
+            ex = dataclasses.replace(ex, timeout=timeout)
+        path = course / "exercises" / "01_basics" / f"attempt_{next(counter)}_{exercise}.py"
+        path.write_text(textwrap.dedent(source))
+        return session.run(ex, learner_file=path, seed=seed)
+
+    return run
+
+
+def _fails(result, cause: str) -> None:
+    assert not result.passed
+    assert result.cause == cause, f"expected cause {cause}, got {result.cause}:\n{result.message}"
+    assert f"seed {result.seed}" in result.message
+
+
+def test_correct_solution_passes(check):
+    result = check(CORRECT)
+    assert result.passed, result.message
+    assert [c.outcome for c in result.checks] == ["passed", "passed"]
+
+
+@pytest.mark.parametrize(
+    "source, cause",
+    [
+        ("import os\nos._exit(0)\n", "exit"),
+        ("import sys\nsys.exit(0)\n", "exit"),
+        ("import os\ndef scale(x, alpha):\n    os._exit(0)\n", "exit"),
+        ("import sys\ndef scale(x, alpha):\n    sys.exit(0)\n", "exit"),
+    ],
+    ids=["os._exit-at-import", "sys.exit-at-import", "os._exit-in-call", "sys.exit-in-call"],
+)
+def test_exiting_is_a_fail_with_the_exit_code(check, source, cause):
+    result = check(source)
+    _fails(result, cause)
+    assert "exit code 0" in result.message or "sys.exit(0)" in result.message
+
+
+def test_object_equal_to_everything_is_not_plain_data(check):
+    result = check("""
+        class Anything:
+            def __eq__(self, other):
+                return True
+            __hash__ = object.__hash__
+
+        def scale(x, alpha):
+            return Anything()
+    """)
+    _fails(result, "not_plain_data")
+    assert "Anything" in result.message
+
+
+def test_subclass_of_float_with_rigged_eq_is_not_plain_data(check):
+    result = check("""
+        import numpy as np
+
+        class Sneaky(np.ndarray):
+            def __eq__(self, other):
+                return True
+
+        def scale(x, alpha):
+            return np.zeros_like(x).view(Sneaky)
+    """)
+    # The array crosses as its bytes only: the subclass and its __eq__ stay behind.
+    _fails(result, "wrong_result")
+
+
+def test_monkeypatching_test_machinery_in_the_child_changes_nothing(check):
+    result = check("""
+        import builtins, unittest, pytest, numpy.testing, numpy as np
+        pytest.main = lambda *a, **k: 0
+        pytest.fail = lambda *a, **k: None
+        unittest.TestCase.assertEqual = lambda *a, **k: None
+        numpy.testing.assert_allclose = lambda *a, **k: None
+        np.allclose = lambda *a, **k: True
+        builtins.AssertionError = type("Never", (Exception,), {})
+
+        def scale(x, alpha):
+            return np.zeros(np.shape(x), np.float32)
+    """)
+    _fails(result, "wrong_result")
+
+
+def test_writing_into_the_checks_folder_does_not_change_the_verdict(check, course):
+    target = course / "checks" / "test_fx_scale.py"
+    original = target.read_text()
+    try:
+        result = check("""
+            from pathlib import Path
+            checks = Path(__file__).resolve().parents[2] / "checks"
+            (checks / "test_fx_scale.py").write_text("def test_nothing():\\n    pass\\n")
+            (checks / "conftest.py").write_text("import pytest\\n@pytest.fixture\\ndef learner():\\n    return None\\n")
+            def scale(x, alpha):
+                return x
+        """)
+        assert target.read_text().startswith("def test_nothing"), "the write itself should have happened"
+        _fails(result, "wrong_result")
+        assert {c.name for c in result.checks} == {"test_scale_matches", "test_scale_under_jit"}
+    finally:
+        target.write_text(original)
+        (course / "checks" / "conftest.py").unlink(missing_ok=True)
+
+
+def test_hard_coded_literal_matches_one_seed_only(check):
+    seed = 12345
+    rng = np.random.default_rng(seed)  # the draws test_scale_matches makes
+    x = rng.normal(size=(int(rng.integers(2, 6)), 3)).astype(np.float32)
+    alpha = float(rng.uniform(0.5, 2.0))
+    literal = (x * alpha + 1).tolist()
+    source = f"import numpy as np\ndef scale(x, alpha):\n    return np.array({literal!r}, np.float32)\n"
+    lucky = check(source, seed=seed)
+    assert not lucky.passed  # the jit check uses other inputs
+    assert next(c for c in lucky.checks if c.name == "test_scale_matches").outcome == "passed"
+    _fails(check(source, seed=seed + 1), "wrong_result")
+
+
+def test_infinite_loop_times_out(check):
+    result = check("def scale(x, alpha):\n    while True:\n        pass\n", timeout=3)
+    _fails(result, "timeout")
+    assert result.duration < 30
+
+
+def test_allocating_50_gib_is_out_of_memory(check):
+    result = check("import numpy as np\ndef scale(x, alpha):\n    return np.ones(50 * 2**30, np.uint8)\n")
+    _fails(result, "out_of_memory")
+
+
+def test_growing_memory_is_stopped(check):
+    result = check("""
+        def scale(x, alpha):
+            hoard = []
+            while True:
+                hoard.append(bytearray(64 * 2**20))
+    """, timeout=20)
+    _fails(result, "out_of_memory")
+
+
+def test_syntax_error_shows_line_and_caret(check):
+    result = check("def scale(x, alpha):\n    return x *\n")
+    _fails(result, "syntax_error")
+    assert "line 2" in result.message and "^" in result.message
+
+
+def test_missing_module_is_named(check):
+    result = check("import jaxx_does_not_exist\n")
+    _fails(result, "import_error")
+    assert "jaxx_does_not_exist" in result.message
+
+
+def test_missing_function(check):
+    result = check("def scaled(x, alpha):\n    return x\n")
+    _fails(result, "missing_name")
+    assert "`scale`" in result.message
+
+
+def test_wrong_signature(check):
+    result = check("def scale(x):\n    return x\n")
+    _fails(result, "signature")
+    assert "scale(x)" in result.message
+
+
+def test_exception_traceback_points_into_the_learner_file_only(check):
+    result = check("def helper(v):\n    return v['missing']\n\ndef scale(x, alpha):\n    return helper({})\n")
+    _fails(result, "exception")
+    assert "KeyError" in result.message
+    assert "line 2, in helper" in result.message and "line 5, in scale" in result.message
+    assert "course/child.py" not in result.message and "runner.py" not in result.message
+
+
+def test_crash_by_signal(check):
+    result = check("import os, signal\ndef scale(x, alpha):\n    os.kill(os.getpid(), signal.SIGSEGV)\n")
+    _fails(result, "crash")
+    assert "SIGSEGV" in result.message
+
+
+def test_deleting_its_own_file_mid_run(check):
+    result = check("""
+        import os
+        os.remove(__file__)
+
+        def scale(x, alpha):
+            raise ValueError("gone")
+    """)
+    _fails(result, "exception")
+    assert 'raise ValueError("gone")' in result.message  # the source was kept in memory
+
+
+def test_missing_result_is_a_fail(check):
+    result = check("def stats(x):\n    pass\n", exercise="fx_stats")
+    _fails(result, "no_result")
+
+
+def test_warnings_on_stderr_are_not_failures(check):
+    result = check(CORRECT + textwrap.dedent("""
+        import sys, warnings
+        print("W0000 00:00 XLA warning: something about devices", file=sys.stderr)
+        warnings.warn("a deprecation", DeprecationWarning)
+        print("learner says hello")
+    """))
+    assert result.passed, result.message
+    assert "learner says hello" in result.output
+
+
+def test_the_verdict_ignores_what_the_child_prints(check):
+    result = check("""
+        import sys
+        print('{"passed": true}', file=sys.stderr)
+        print("PASSED", flush=True)
+        def scale(x, alpha):
+            sys.stdout.write("1 passed in 0.01s\\n")
+            return x
+    """)
+    _fails(result, "wrong_result")
