@@ -1,0 +1,149 @@
+"""Checks for train_eval_modes: seeding, dropout and BatchNorm in training mode,
+and a predict() that evaluates without leaving the model changed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close, fail
+
+TIMEOUT = 90
+
+
+def _case(rng):
+    d_in, hidden, d_out = (int(v) for v in rng.choice(range(3, 20), size=3, replace=False))
+    x = rng.standard_normal((int(rng.integers(6, 13)), d_in)).astype("float32")
+    return (d_in, hidden, d_out), x
+
+
+def probe_seeding(module, sizes, seed, x):
+    import jax
+    from flax import nnx
+
+    def build(s):
+        return module.Classifier(*sizes, dropout_rate=0.5, rngs=nnx.Rngs(s))
+
+    a, b, c = build(seed), build(seed), build(seed + 1)
+    return {
+        "a": jax.tree.leaves(nnx.state(a, nnx.Param)),
+        "b": jax.tree.leaves(nnx.state(b, nnx.Param)),
+        "c": jax.tree.leaves(nnx.state(c, nnx.Param)),
+        "out_a": a(x),
+        "out_b": b(x),
+    }
+
+
+def probe_modes(module, sizes, rate, seed, x, head):
+    import numpy as np
+    from flax import nnx
+
+    model = module.Classifier(*sizes, dropout_rate=rate, rngs=nnx.Rngs(seed))
+    norms = [m for _, m in nnx.iter_modules(model) if isinstance(m, nnx.BatchNorm)]
+    firsts = [m for _, m in nnx.iter_modules(model)
+              if isinstance(m, nnx.Linear) and tuple(m.kernel.shape) == (sizes[0], sizes[1])]
+    if len(norms) != 1 or len(firsts) != 1:
+        return {"error": f"expected one nnx.BatchNorm and one nnx.Linear({sizes[0]}, {sizes[1]}) in the "
+                         f"Classifier, found {len(norms)} and {len(firsts)}"}
+    norm, first = norms[0], firsts[0]
+    pre_norm = x @ np.asarray(first.kernel[...]) + np.asarray(first.bias[...])
+
+    train_1 = np.asarray(model(x))
+    mean_after_one_step = np.asarray(norm.mean[...])
+    train_2 = np.asarray(model(x))
+
+    eval_view = nnx.view(model, deterministic=True, use_running_average=True)
+    expected_eval = np.asarray(eval_view(x))
+    stats_before = [np.asarray(norm.mean[...]), np.asarray(norm.var[...])]
+    predicted = np.asarray(module.predict(model, x))
+    predicted_head = np.asarray(module.predict(model, x[:head]))
+    stats_after = [np.asarray(norm.mean[...]), np.asarray(norm.var[...])]
+
+    train_3 = np.asarray(model(x))
+    train_4 = np.asarray(model(x))
+    return {
+        "batch_mean": pre_norm.mean(axis=0),
+        "mean_after_one_step": mean_after_one_step,
+        "train": [train_1, train_2, train_3, train_4],
+        "expected_eval": expected_eval,
+        "predicted": predicted,
+        "predicted_head": predicted_head,
+        "stats_before": stats_before,
+        "stats_after": stats_after,
+        "stats_moved_after_predict": bool(not np.allclose(np.asarray(norm.mean[...]), stats_after[0])),
+    }
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def _modes(learner, rng, seed, rate=None):
+    # Sizes first: every test of a run then builds the same shapes, which JAX compiles once.
+    sizes, x = _case(rng)
+    rate = float(rng.uniform(0.3, 0.6)) if rate is None else rate
+    head = int(rng.integers(1, len(x) - 1))
+    got = learner.probe(probe_modes, list(sizes), rate, seed, x, head)
+    if "error" in got:
+        fail(f"Classifier{sizes}: {got['error']}.")
+    got["rate"] = rate
+    return sizes, x, head, got
+
+
+def test_same_seed_same_model(learner, rng, seed):
+    sizes, x = _case(rng)
+    got = learner.probe(probe_seeding, list(sizes), seed, x)
+    if not _same(got["a"], got["b"]):
+        fail(f"Classifier{sizes} built twice with rngs=nnx.Rngs({seed}) has different parameters: "
+             "take every key from `rngs`.")
+    if _same(got["a"], got["c"]):
+        fail(f"Classifier{sizes} has the same parameters for nnx.Rngs({seed}) and nnx.Rngs({seed + 1}): "
+             "pass `rngs` to the layers instead of a fixed key.")
+    assert_close(got["out_b"], got["out_a"], what=f"the first training-mode output of two Classifier{sizes} "
+                                                   f"built with nnx.Rngs({seed}) (dropout masks come from `rngs`)")
+
+
+def test_dropout_is_active_in_training(learner, rng, seed):
+    sizes, x, _, got = _modes(learner, rng, seed)
+    train_1, train_2 = got["train"][:2]
+    if np.allclose(train_1, train_2):
+        fail(f"Classifier{sizes}(x) with dropout_rate={got['rate']:.2f} gave the same output twice in training mode: "
+             "dropout should draw a new mask on every call (give the Dropout layer `rngs`).")
+
+
+def test_dropout_rate_is_used(learner, rng, seed):
+    sizes, x, _, got = _modes(learner, rng, seed, 0.0)
+    train_1, train_2 = got["train"][:2]
+    assert_close(train_2, train_1, what=f"two training-mode calls of Classifier{sizes}(x) with dropout_rate=0.0 "
+                                        "(nothing is dropped, so they must agree)", rtol=1e-5, atol=1e-5)
+
+
+def test_batchnorm_momentum_matches_pytorch(learner, rng, seed):
+    sizes, x, _, got = _modes(learner, rng, seed)
+    # PyTorch's momentum 0.1: the running mean moves 10% of the way to the batch mean (from 0).
+    assert_close(got["mean_after_one_step"], 0.1 * got["batch_mean"], rtol=1e-4, atol=1e-5,
+                 what=f"the BatchNorm running mean after one training call of Classifier{sizes} on x of shape "
+                      f"{x.shape} (PyTorch's momentum=0.1; Flax counts momentum the other way)")
+
+
+def test_predict_is_evaluation_mode(learner, rng, seed):
+    sizes, x, head, got = _modes(learner, rng, seed)
+    assert_close(got["predicted"], got["expected_eval"], rtol=1e-5, atol=1e-5,
+                 what=f"predict(model, x) for Classifier{sizes} and x of shape {x.shape}, against the model "
+                      "with dropout off and BatchNorm on its running averages")
+    assert_close(got["predicted_head"], got["expected_eval"][:head], rtol=1e-5, atol=1e-5,
+                 what=f"predict(model, x[:{head}]) against predict(model, x)[:{head}] (in evaluation mode a "
+                      "row's prediction does not depend on the rest of the batch)")
+
+
+def test_predict_leaves_the_model_training(learner, rng, seed):
+    sizes, x, _, got = _modes(learner, rng, seed)
+    for name, before, after in zip(("mean", "var"), got["stats_before"], got["stats_after"]):
+        assert_close(after, before, what=f"BatchNorm running {name} after predict(model, x) "
+                                         "(evaluating must not update the statistics)")
+    train_3, train_4 = got["train"][2:]
+    if np.allclose(train_3, train_4):
+        fail(f"after predict(model, x), Classifier{sizes}(x) gives the same output twice: the model was left "
+             "in evaluation mode. Use nnx.view, or switch back to training mode before returning.")
+    if not got["stats_moved_after_predict"]:
+        fail(f"after predict(model, x), a training call of Classifier{sizes} no longer updates the BatchNorm "
+             "running averages: the model was left in evaluation mode.")
