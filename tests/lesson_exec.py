@@ -60,7 +60,7 @@ def run(path: Path) -> list[dict]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                code = compile(block.code, where, "exec")
+                code = compile(block.code, where, "exec", dont_inherit=True)  # no `annotations` future from this file
                 exec(code, namespaces[block.framework])
             except BaseException as exc:  # noqa: BLE001 - report everything, incl. SystemExit
                 names = {c.__name__ for c in type(exc).__mro__}
