@@ -6,7 +6,7 @@ import numpy as np
 
 from course.checking import assert_close, assert_equal, assert_tree_close, fail
 
-TIMEOUT = 90
+TIMEOUT = 120
 
 
 def probe_roundtrip(module, x, y, hidden, seed):
@@ -83,17 +83,13 @@ def _roundtrip(learner, rng, seed):
     return x, hidden, got
 
 
-def test_restored_parameters_are_identical(learner, rng, seed):
+def test_restored_model_is_the_saved_one(learner, rng, seed):
     x, hidden, got = _roundtrip(learner, rng, seed)
     assert_tree_close(
         got["restored"], got["saved"],
         what=f"parameters of the restored MLP {x.shape[1]}->{hidden}->1 (saved, directory moved, restored)",
         rtol=0, atol=0,
     )
-
-
-def test_restored_model_gives_identical_outputs(learner, rng, seed):
-    x, hidden, got = _roundtrip(learner, rng, seed)
     assert_close(got["restored_out"], got["saved_out"], what=f"restored_model(x {x.shape}) against the saved model", rtol=0, atol=0)
 
 
