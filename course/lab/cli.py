@@ -62,6 +62,15 @@ def run(args: argparse.Namespace) -> int:
     except LabConfigError as exc:
         err.print(f"[red]jaxlings train:[/red] {exc}")
         return 2
+    if args.data:
+        # Checked before the slow part (importing JAX and PyTorch), so a typo fails fast.
+        from course.titanic import read_passengers
+
+        try:
+            read_passengers(args.data)
+        except TitanicDataError as exc:
+            err.print(f"[red]jaxlings train:[/red] {exc}")
+            return 2
     if args.json and not Path(args.json).resolve().parent.is_dir():
         err.print(f"[red]jaxlings train:[/red] cannot write --json {args.json}: its folder does not exist")
         return 2

@@ -1,0 +1,269 @@
+"""The training lab: every variant learns the same model, Stop works, the report and CLI hold their promises."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from course.lab import api
+from course.lab.api import VARIANTS, LabConfig, LabConfigError, Progress, run_lab
+
+ROOT = Path(__file__).resolve().parents[1]
+EPOCHS = 15
+EAGER_EPOCHS = 5
+
+
+@pytest.fixture(scope="module")
+def short_run():
+    progress: list[Progress] = []
+    config = LabConfig(variants=list(VARIANTS), epochs=EPOCHS, epochs_per_variant={"nnx_eager": EAGER_EPOCHS})
+    return run_lab(config, on_progress=progress.append), progress
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_each_variant_learns_the_titanic_model(short_run, variant):
+    report, _ = short_run
+    r = report.result(variant)
+    assert r.status == "ok", r.traceback
+    epochs = EAGER_EPOCHS if variant == "nnx_eager" else EPOCHS
+    assert r.epochs == epochs and len(r.losses) == epochs
+    assert np.mean(r.losses[-3:]) < np.mean(r.losses[:3]) - 0.05, r.losses
+    assert r.final_loss == r.losses[-1] < 0.6
+    assert r.test_accuracy >= 0.76, f"{variant}: test accuracy {r.test_accuracy:.3f}"
+    assert r.steps == epochs * (891 // 32)
+
+
+def test_variants_reach_comparable_accuracy(short_run):
+    report, _ = short_run
+    accuracies = [r.test_accuracy for r in report.results if r.variant != "nnx_eager"]
+    assert max(accuracies) - min(accuracies) <= 0.04, accuracies
+
+
+def test_nnx_jit_and_split_merge_are_the_same_computation(short_run):
+    # Same init, same batches, same step: only how it is compiled differs.
+    report, _ = short_run
+    np.testing.assert_allclose(report.result("nnx_jit").losses, report.result("nnx_split_merge").losses, rtol=1e-4)
+
+
+def test_timing_is_split_into_compile_and_steady_state(short_run):
+    report, _ = short_run
+    for r in report.results:
+        assert r.compile_s > 0 and r.init_s >= 0, r.variant
+        assert r.total_s >= r.init_s + r.compile_s, r.variant
+        assert r.ms_per_epoch > 0 and r.steps_per_s > 0, r.variant
+        assert r.ms_per_epoch == pytest.approx(1000 * (891 // 32) / r.steps_per_s)
+    eager = report.result("nnx_eager")
+    assert eager.extrapolated and eager.full_run_s > eager.total_s
+    jit = report.result("nnx_jit")
+    assert not jit.extrapolated and jit.full_run_s == jit.total_s
+
+
+def test_progress_reports_every_variant_up_to_its_last_epoch(short_run):
+    report, progress = short_run
+    for r in report.results:
+        mine = [p for p in progress if p.variant == r.variant]
+        assert mine and mine[-1].epoch == r.epochs == mine[-1].epochs
+        assert mine[-1].loss == pytest.approx(r.losses[-1])
+        assert [p.epoch for p in mine] == sorted(p.epoch for p in mine)
+
+
+def test_speedups_compare_with_both_baselines(short_run):
+    report, _ = short_run
+    speed = report.speedups()
+    for basis in ("steady_state", "whole_run"):
+        assert speed[basis]["vs_nnx_eager"]["nnx_eager"] == pytest.approx(1.0)
+        assert speed[basis]["vs_torch_eager"]["torch_eager"] == pytest.approx(1.0)
+    eager, jit = report.result("nnx_eager"), report.result("nnx_jit")
+    assert speed["steady_state"]["vs_nnx_eager"]["nnx_jit"] == pytest.approx(eager.ms_per_epoch / jit.ms_per_epoch)
+
+
+def test_json_report_schema(short_run):
+    report, _ = short_run
+    data = json.loads(json.dumps(report.to_dict(), allow_nan=False))
+    assert data["schema_version"] == api.SCHEMA_VERSION == 1
+    assert set(data) == {"schema_version", "cancelled", "hardware", "config", "data", "versions", "results", "speedups"}
+    assert data["hardware"]["jax_platform"] and data["hardware"]["jax_devices"]
+    assert {"jax", "flax", "optax", "torch", "python", "jaxlings"} <= set(data["versions"])
+    assert data["data"] == {**data["data"], "n_train": 891, "n_test": 418, "steps_per_epoch": 27, "dropped_per_epoch": 27}
+    assert [r["variant"] for r in data["results"]] == list(VARIANTS)
+    for r in data["results"]:
+        for key in ("label", "epochs", "compile_s", "total_s", "ms_per_epoch", "steps_per_s", "final_loss",
+                    "test_accuracy", "losses", "status", "error", "input_path", "full_run_s", "extrapolated"):
+            assert key in r
+
+
+class StopAfter(threading.Event):
+    """A Stop button pressed after `n` checks: proves Stop is looked at every batch."""
+
+    def __init__(self, n: int):
+        super().__init__()
+        self.calls = 0
+        self.n = n
+
+    def is_set(self) -> bool:
+        self.calls += 1
+        return self.calls > self.n or super().is_set()
+
+
+def test_stop_takes_effect_within_a_batch_even_in_nnx_eager():
+    cancel = StopAfter(5)
+    report = run_lab(LabConfig(variants=["nnx_eager", "linen_jit"], epochs=500), cancel=cancel)
+    eager, linen = report.results
+    assert report.cancelled
+    assert eager.status == "cancelled" and eager.losses == [] and eager.steps <= 5
+    assert linen.status == "cancelled" and "not started" in linen.error
+
+
+def test_stop_keeps_what_finished():
+    cancel = threading.Event()
+
+    def on_progress(p: Progress) -> None:
+        if p.variant == "nnx_jit" and p.epoch >= 2:
+            cancel.set()
+
+    report = run_lab(LabConfig(variants=["linen_jit", "nnx_jit", "jax_scan"], epochs=30),
+                     on_progress=on_progress, cancel=cancel)
+    linen, jit, scan = report.results
+    assert linen.status == "ok" and len(linen.losses) == 30 and linen.test_accuracy > 0.7
+    assert jit.status == "cancelled" and 2 <= len(jit.losses) < 30
+    assert scan.status == "cancelled"
+    json.dumps(report.to_dict(), allow_nan=False)
+
+
+def test_a_failing_variant_is_reported_and_the_others_still_run(monkeypatch):
+    real_load = api.load
+
+    def load(name):
+        if name == "linen_jit":
+            def broken(ctx):
+                raise RuntimeError("simulated out-of-memory")
+            return broken
+        return real_load(name)
+
+    monkeypatch.setattr(api, "load", load)
+    report = run_lab(LabConfig(variants=["linen_jit", "nnx_split_merge"], epochs=2))
+    broken, ok = report.results
+    assert broken.status == "failed" and "simulated out-of-memory" in broken.error and broken.traceback
+    assert ok.status == "ok"
+    assert report.failed and report.speedups()["steady_state"]["vs_torch_eager"]["nnx_split_merge"] is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"variants": ["nnx_jit", "tf_keras"]}, "unknown variant"),
+        ({"variants": []}, "no variant"),
+        ({"epochs": 0}, "epochs must be"),
+        ({"batch_size": -1}, "batch_size must be"),
+        ({"learning_rate": 0.0}, "learning_rate"),
+        ({"epochs_per_variant": {"nnx_eager": 600}}, "between 1 and 500"),
+    ],
+)
+def test_bad_settings_are_refused_before_anything_runs(changes, message):
+    config = LabConfig(variants=["nnx_jit"])
+    for key, value in changes.items():
+        setattr(config, key, value)
+    with pytest.raises(LabConfigError, match=message):
+        run_lab(config)
+
+
+# --- the `jaxlings train` command, run as a learner runs it -------------------------
+
+def jaxlings(*args, **kwargs) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
+    return subprocess.run([sys.executable, "-m", "course", "train", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=240, **kwargs)
+
+
+def test_cli_runs_writes_json_and_exits_zero(tmp_path):
+    out = tmp_path / "lab.json"
+    proc = jaxlings("--variants", "linen_jit,jax_scan", "--epochs", "3", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "Running on: JAX on" in proc.stderr
+    assert "linen_jit" in proc.stdout and "jax_scan" in proc.stdout and "dropped" in proc.stdout
+    assert "Training loss per epoch" in proc.stdout
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == 1 and [r["status"] for r in data["results"]] == ["ok", "ok"]
+    assert data["config"]["epochs"] == 3 and len(data["results"][1]["losses"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--variants", "nnx_jit,keras"], "unknown variant(s) keras"),
+        (["--epochs", "0"], "epochs must be"),
+        (["--data", "/nonexistent/train.csv"], "no such file"),
+        (["--json", "/nonexistent/dir/out.json"], "folder does not exist"),
+    ],
+)
+def test_cli_bad_arguments_and_data_exit_2_without_a_traceback(args, message):
+    proc = jaxlings("--variants", "linen_jit", "--epochs", "1", *args)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_exits_1_when_a_variant_fails(tmp_path):
+    # The same command, with one variant broken from outside the product code.
+    script = (
+        "import sys\n"
+        "from course.lab import api\n"
+        "real = api.load\n"
+        "def load(name):\n"
+        "    if name != 'linen_jit':\n"
+        "        return real(name)\n"
+        "    def broken(ctx):\n"
+        "        raise FloatingPointError('loss became NaN')\n"
+        "    return broken\n"
+        "api.load = load\n"
+        "from course.cli import main\n"
+        "sys.exit(main(['train', '--variants', 'linen_jit', '--epochs', '2', '--no-plot']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=240,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"})
+    assert proc.returncode == 1, proc.stderr
+    assert "loss became NaN" in proc.stdout and "failed" in proc.stdout
+
+
+def test_cli_ctrl_c_stops_cleanly_prints_and_exits_130(tmp_path):
+    out = tmp_path / "lab.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "course", "train", "--variants", "nnx_eager,linen_jit", "--no-plot", "--json", str(out)],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        for line in proc.stderr:  # the handler is installed before this line is printed
+            if line.startswith("Running on:"):
+                break
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    # NNX eager's default 500 epochs would take minutes: the lab says so and runs fewer.
+    assert "Running it for 20 epochs and extrapolating" in " ".join(stderr.split())
+    assert "cancelled" in stdout
+    data = json.loads(out.read_text())
+    assert data["cancelled"] is True and all(r["status"] == "cancelled" for r in data["results"])
+
+
+def test_lab_never_imports_textual():
+    code = (
+        "import sys\n"
+        "import course.lab.api, course.lab.cli, course.lab.render, course.lab.torch_data, course.titanic\n"
+        "from course.lab.variants import REGISTRY, load\n"
+        "for name in REGISTRY: load(name)\n"
+        "print('textual' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout.strip() == "False"
