@@ -1,0 +1,89 @@
+"""Checks for linen_train_state: TrainState creation, one exact step, falling loss, jit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.checking import assert_close, assert_tree_close, fail
+
+TIMEOUT = 90
+
+
+def probe_one_step(module, seed, d_in, lr, params, x, y):
+    import jax
+    import jax.numpy as jnp
+
+    state = module.create_train_state(seed, d_in, lr)
+    for name in ("params", "apply_fn", "apply_gradients"):
+        if not hasattr(state, name):
+            return {"error": f"create_train_state returned {type(state).__name__} without `{name}`; "
+                             "expected a flax TrainState"}
+    if params is not None:
+        if jax.tree.structure(state.params) != jax.tree.structure(jax.tree.map(jnp.asarray, params)):
+            return {"error": "your state's params are not laid out like the given MLP's "
+                             f"({jax.tree.map(jnp.shape, state.params)}); initialise the given MLP"}
+        state = state.replace(params=jax.tree.map(jnp.asarray, params),
+                              opt_state=state.tx.init(jax.tree.map(jnp.asarray, params)))
+    new_state, loss = module.train_step(state, jnp.asarray(x), jnp.asarray(y))
+    return {"params_before": state.params, "params": new_state.params, "loss": loss, "step": int(new_state.step)}
+
+
+def probe_many_steps(module, seed, d_in, x, y, n_steps):
+    import jax
+    import jax.numpy as jnp
+
+    state = module.create_train_state(seed, d_in, 1e-2)
+    traced = []
+    inner = state.apply_fn
+
+    def counting_apply(variables, x, *args, **kwargs):
+        if isinstance(x, jax.core.Tracer):
+            traced.append(1)
+        return inner(variables, x, *args, **kwargs)
+
+    state = state.replace(apply_fn=counting_apply)
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    losses, traces_after_first = [], None
+    for i in range(n_steps):
+        state, loss = module.train_step(state, x, y)
+        losses.append(float(loss))
+        if i == 0:
+            traces_after_first = len(traced)
+    return {"losses": losses, "traces_after_first": traces_after_first, "traces": len(traced)}
+
+
+def _data(rng, d_in, batch):
+    x = rng.standard_normal((batch, d_in)).astype(np.float32)
+    y = (x[:, 0] + 0.3 * rng.standard_normal(batch) > 0).astype(np.float32)
+    return x, y
+
+
+def test_one_step_matches_reference(learner, reference, rng, seed):
+    d_in, batch = int(rng.integers(2, 12)), int(rng.integers(4, 32))
+    lr = float(10 ** rng.uniform(-3, -1.5))
+    x, y = _data(rng, d_in, batch)
+    start = reference.probe(probe_one_step, seed, d_in, lr, None, x, y)["params_before"]
+    got = learner.probe(probe_one_step, seed, d_in, lr, start, x, y)
+    if "error" in got:
+        fail(got["error"] + ".")
+    want = reference.probe(probe_one_step, seed, d_in, lr, start, x, y)
+    where = f"train_step(state, x {x.shape}, y {y.shape}) from the check's parameters, Adam lr={lr:.3g}"
+    assert_close(got["loss"], want["loss"], what=f"{where}: the loss", rtol=1e-4, atol=1e-6)
+    assert_tree_close(got["params"], want["params"], what=f"{where}: the new state's params", rtol=1e-4, atol=1e-6)
+    assert_close(got["step"], want["step"], what=f"{where}: the new state's step")
+
+
+def test_loss_falls_and_step_is_compiled(learner, rng, seed):
+    d_in = int(rng.integers(2, 12))
+    x, y = _data(rng, d_in, 64)
+    got = learner.probe(probe_many_steps, seed, d_in, x, y, 40)
+    losses = got["losses"]
+    if not losses[-1] < 0.9 * losses[0]:
+        fail(f"40 train_steps on one batch with lr=1e-2: the loss went {losses[0]:.4f} -> {losses[-1]:.4f}; "
+             "it should fall clearly. Do you return the new state from apply_gradients?")
+    if got["traces_after_first"] == 0:
+        fail("train_step ran without tracing state.apply_fn: it is not compiled. Decorate it with @jax.jit "
+             "and compute the logits with state.apply_fn.")
+    if got["traces"] != got["traces_after_first"]:
+        fail(f"train_step was traced again after its first call ({got['traces']} traces in 40 steps): "
+             "the compiled step must be reused.")
