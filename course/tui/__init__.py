@@ -1,0 +1,1 @@
+"""The Textual app: the only part of the course that imports Textual."""

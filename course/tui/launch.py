@@ -1,0 +1,26 @@
+"""Entry point for `jaxlings` with no command: open the course app."""
+
+from __future__ import annotations
+
+import sys
+
+
+def run_app() -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            "jaxlings: the course app needs an interactive terminal.\n"
+            "Without one, use the commands: `jaxlings list`, `jaxlings check`, "
+            "`jaxlings --help`.",
+            file=sys.stderr,
+        )
+        return 2
+    from course.tui.app import JaxlingsApp
+
+    app = JaxlingsApp()
+    try:
+        app.run()
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        app.services.close()
+    return app.return_code or 0

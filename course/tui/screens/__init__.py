@@ -1,0 +1,1 @@
+"""The app's screens: course map, lesson, exercise, training lab, and dialogs."""

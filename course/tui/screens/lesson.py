@@ -1,0 +1,135 @@
+"""A lesson: its Markdown, PyTorch and JAX side by side, and a table of contents."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Header, Markdown, OptionList, Static
+from textual.widgets.option_list import Option
+
+from course.tui.widgets.code import CodePair, CodePanel
+
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def split_sections(text: str) -> list[tuple[tuple[int, str] | None, str]]:
+    """Cut prose before each heading so the contents can scroll to the heading itself."""
+    sections: list[tuple[tuple[int, str] | None, list[str]]] = [(None, [])]
+    for line in text.splitlines():
+        m = HEADING.match(line)
+        if m:
+            sections.append(((len(m.group(1)), m.group(2)), [line]))
+        else:
+            sections[-1][1].append(line)
+    return [(h, "\n".join(lines)) for h, lines in sections if "\n".join(lines).strip()]
+
+
+def _block_title(block: Any) -> str:
+    if block.language in ("text", "console", "output"):
+        return "Output"
+    name = "PyTorch" if block.framework == "torch" else "JAX"
+    if block.raises:
+        return f"{name} · raises {block.raises}"
+    return name
+
+
+class LessonScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Map", id="lesson.back", tooltip="Back to the course map"),
+        Binding("e", "exercise", "Exercise", id="lesson.exercise", tooltip="Open this lesson's next exercise"),
+        Binding("t", "toggle_contents", "Contents", id="lesson.contents", tooltip="Show or hide the table of contents"),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        lesson_text: Any
+
+    def __init__(self, lesson: Any) -> None:
+        super().__init__()
+        self.lesson = lesson
+        self.sections: list[tuple[int, str, str]] = []  # (level, heading, widget id)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="lesson-main"):
+            yield OptionList(id="lesson-toc")
+            yield VerticalScroll(id="lesson-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.lesson.title
+        self.query_one("#lesson-body").loading = True
+        self._load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, description="reading the lesson")
+    def _load(self) -> None:
+        text = self.app.services.load_lesson(self.lesson.lesson_path())
+        self.post_message(self.Loaded(text))
+
+    async def on_lesson_screen_loaded(self, event: Loaded) -> None:
+        body = self.query_one("#lesson-body", VerticalScroll)
+        widgets = self._widgets_for(event.lesson_text)
+        await body.mount_all(widgets)
+        body.loading = False
+        toc = self.query_one("#lesson-toc", OptionList)
+        toc.add_options(
+            Option(("  " * max(level - 2, 0)) + heading, id=wid) for level, heading, wid in self.sections
+        )
+        body.focus()
+
+    def _widgets_for(self, lesson_text: Any) -> list[Widget]:
+        from course.lessons import CodeBlock, Prose, SideBySide
+
+        widgets: list[Widget] = []
+        for segment in lesson_text.segments:
+            if isinstance(segment, Prose):
+                for heading, text in split_sections(segment.text):
+                    wid = None
+                    if heading is not None:
+                        wid = f"section-{len(self.sections)}"
+                        self.sections.append((heading[0], heading[1], wid))
+                    widgets.append(Markdown(text, id=wid, classes="prose"))
+            elif isinstance(segment, SideBySide):
+                widgets.append(CodePair(segment.torch.code, segment.jax.code, classes="pair"))
+            elif isinstance(segment, CodeBlock):
+                classes = "code single"
+                if segment.raises:
+                    classes += " raises"
+                widgets.append(
+                    CodePanel(segment.code, title=_block_title(segment), language=segment.language, classes=classes)
+                )
+        if not widgets:
+            widgets.append(Static("This lesson has no text yet.", classes="prose"))
+        return widgets
+
+    @on(OptionList.OptionSelected, "#lesson-toc")
+    def _jump(self, event: OptionList.OptionSelected) -> None:
+        target = self.query_one(f"#{event.option.id}")
+        self.query_one("#lesson-body").scroll_to_widget(target, top=True, animate=False)
+
+    def action_toggle_contents(self) -> None:
+        toc = self.query_one("#lesson-toc")
+        # The narrow layout hides the contents by default; the class flips whichever is current.
+        toc.toggle_class("-toggled")
+        if toc.display and toc.region.width:
+            toc.focus()
+        else:
+            self.query_one("#lesson-body").focus()
+
+    def action_exercise(self) -> None:
+        exercises = list(self.lesson.exercises)
+        if not exercises:
+            self.notify("This lesson has no exercise.")
+            return
+        progress = self.app.progress
+        pending = [e for e in exercises if not progress.is_done(e.name)]
+        self.app.open_exercise((pending or exercises)[0].name)

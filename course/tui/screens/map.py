@@ -1,0 +1,171 @@
+"""The course map: every lesson and exercise, what is done, and what is next."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.markup import escape
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, ProgressBar, Static, Tree
+from textual.widgets.tree import TreeNode
+
+DONE = "✓"
+PENDING = "○"
+NEXT = "▶"
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "lesson" or "exercise"
+    name: str
+
+
+class MapScreen(Screen):
+    BINDINGS = [
+        Binding("n", "next_exercise", "Next exercise", id="map.next", tooltip="Open the first exercise not done yet"),
+        Binding("l", "lab", "Training lab", id="map.lab", tooltip="PyTorch vs JAX, with and without jit"),
+    ]
+
+    @dataclass
+    class CourseLoaded(Message):
+        catalog: Any
+        progress: Any
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="map-top"):
+            with Horizontal(id="map-summary"):
+                yield Static("Loading the course…", id="map-count")
+                yield ProgressBar(total=1, show_eta=False, id="map-progress")
+            yield Static("", id="map-next")
+        tree: Tree[Entry] = Tree("Course", id="map-tree")
+        tree.show_root = False
+        tree.auto_expand = False
+        yield tree
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(Tree).loading = True
+        self._load_course()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, description="loading the course")
+    def _load_course(self) -> None:
+        services = self.app.services
+        catalog = services.load_catalog()
+        progress = services.load_progress()
+        self.post_message(self.CourseLoaded(catalog, progress))
+
+    def on_map_screen_course_loaded(self, event: CourseLoaded) -> None:
+        self.app.catalog = event.catalog
+        self.app.progress = event.progress
+        for warning in getattr(event.progress, "warnings", None) or []:
+            self.notify(str(warning), title="Progress file", severity="warning", timeout=15)
+        self.query_one(Tree).loading = False
+        self._build_tree()
+        self.focus_next_pending()
+
+    def on_worker_state_changed(self, event) -> None:
+        from textual.worker import WorkerState
+
+        if event.worker.name == "_load_course" and event.state == WorkerState.ERROR:
+            from course.tui.errors import describe
+
+            self.query_one(Tree).loading = False
+            self.query_one("#map-count", Static).update(
+                f"✗ The course could not be loaded. {describe(event.worker.error)}"
+            )
+
+    def on_screen_resume(self) -> None:
+        if self.app.catalog is not None:
+            self._build_tree()
+            self.focus_next_pending()
+
+    # -- tree -----------------------------------------------------------------
+    def _next_pending(self):
+        return self.app.progress.next_pending(self.app.catalog)
+
+    def _build_tree(self) -> None:
+        catalog, progress = self.app.catalog, self.app.progress
+        nxt = self._next_pending()
+        next_name = nxt.name if nxt is not None else None
+        tree = self.query_one(Tree)
+        expanded = {n.data.name for n in tree.root.children if n.is_expanded}
+        tree.clear()
+        total = done = 0
+        for number, lesson in enumerate(catalog.lessons, start=1):
+            names = [e.name for e in lesson.exercises]
+            finished = sum(progress.is_done(n) for n in names)
+            total += len(names)
+            done += finished
+            mark = DONE if names and finished == len(names) else " "
+            node = tree.root.add(
+                f"{mark} {number:>2}. {escape(lesson.title)}  [dim]{finished}/{len(names)}[/dim]",
+                data=Entry("lesson", lesson.name),
+                expand=lesson.name in expanded or next_name in names,
+            )
+            for exercise in lesson.exercises:
+                if exercise.name == next_name:
+                    label = f"{NEXT} {exercise.name}  [b]next[/b]"
+                elif progress.is_done(exercise.name):
+                    label = f"{DONE} {exercise.name}  [dim]done[/dim]"
+                else:
+                    label = f"{PENDING} {exercise.name}"
+                node.add_leaf(label, data=Entry("exercise", exercise.name))
+        self.query_one("#map-count", Static).update(f"{done} of {total} exercises done")
+        self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
+        if nxt is None:
+            text = f"{DONE} Every exercise passes. Well done! Press [b]l[/b] for the training lab."
+        else:
+            text = f"Next: [b]{nxt.name}[/b] — press [b]n[/b] to open it, Enter to open what the cursor is on."
+        self.query_one("#map-next", Static).update(text)
+
+    def focus_next_pending(self) -> None:
+        """Put the cursor where the learner left off."""
+        nxt = self._next_pending()
+        tree = self.query_one(Tree)
+        target = nxt.name if nxt is not None else None
+        for lesson_node in tree.root.children:
+            for node in lesson_node.children:
+                if node.data.name == target:
+                    self.call_after_refresh(self._move_cursor, node)
+                    return
+
+    def _move_cursor(self, node: TreeNode) -> None:
+        tree = self.query_one(Tree)
+        tree.move_cursor(node)
+        tree.scroll_to_node(node, animate=False)
+        tree.focus()
+
+    @on(Tree.NodeSelected)
+    def _open(self, event: Tree.NodeSelected) -> None:
+        entry = event.node.data
+        if entry is None:
+            return
+        if entry.kind == "lesson":
+            self.app.open_lesson(entry.name)
+        else:
+            self.app.open_exercise(entry.name)
+
+    # -- actions ----------------------------------------------------------------
+    def action_next_exercise(self) -> None:
+        if self.app.catalog is None:
+            return
+        nxt = self._next_pending()
+        if nxt is None:
+            self.notify("Every exercise passes. Try the training lab (l).", title="All done")
+        else:
+            self.app.open_exercise(nxt.name)
+
+    def action_lab(self) -> None:
+        self.app.open_lab()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next_exercise" and self.app.catalog is None:
+            return None
+        return True

@@ -1,0 +1,67 @@
+"""What the last check said: each check's outcome in words and symbols, not colour alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import Static
+
+PASS = "✓"
+FAIL = "✗"
+SKIP = "–"
+
+
+def _mark(outcome: str) -> tuple[str, str]:
+    outcome = (outcome or "").lower()
+    if outcome in ("passed", "pass", "ok"):
+        return PASS, "$success"
+    if outcome in ("skipped", "skip"):
+        return SKIP, "$text-muted"
+    return FAIL, "$error"
+
+
+def result_content(result: Any) -> Content:
+    checks = list(result.checks or [])
+    failed = [c for c in checks if _mark(c.outcome)[0] == FAIL]
+    parts: list[Content] = []
+    if result.passed:
+        parts.append(
+            Content.from_markup(
+                f"[b $success]{PASS} Passed[/]: all {len(checks)} checks. "
+                "Press [b]s[/b] for the reference solution, [b]n[/b] for the next exercise."
+            )
+        )
+    else:
+        head = f"{len(failed)} of {len(checks)} checks failed" if checks else "Not passed"
+        cause = f" ({result.cause})" if result.cause else ""
+        parts.append(Content.from_markup(f"[b $error]{FAIL} {head}[/]{cause}."))
+        if result.message and not failed:
+            parts.append(Content(str(result.message).rstrip()))
+    for check in checks:
+        mark, style = _mark(check.outcome)
+        parts.append(Content.from_markup(f"[{style}]{mark}[/] [b]$name[/] [dim]$outcome[/]", name=check.name, outcome=check.outcome))
+        if mark == FAIL and check.message:
+            indented = "\n".join("    " + line for line in str(check.message).rstrip().splitlines())
+            parts.append(Content(indented))
+    if result.seed is not None:
+        parts.append(Content.from_markup("[dim]Random inputs from seed $seed.[/]", seed=str(result.seed)))
+    return Content("\n").join(parts)
+
+
+class ResultsView(Static):
+    """The results panel. Attributes down: the screen sets `show_*`."""
+
+    def show_idle(self, watching: str) -> None:
+        self.update(
+            Content.from_markup(
+                "No check run yet. Edit the file, then [b]Ctrl+S[/b] to save and check. "
+                f"{watching}"
+            )
+        )
+
+    def show_running(self) -> None:
+        self.update(Content.from_markup("[b]… Checking[/b] your code in a separate Python process."))
+
+    def show_result(self, result: Any) -> None:
+        self.update(result_content(result))
