@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -48,7 +49,7 @@ def _console() -> Console:
 
 
 def _err(message: str) -> None:
-    Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {message}", markup=True)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
 
 
 def _catalog():
@@ -194,7 +195,7 @@ def cmd_hint(args: argparse.Namespace) -> int:
         console.print(f"{ex.name} has no hints yet.")
         return EXIT_OK
     for i, hint in enumerate(shown, 1):
-        console.print(f"[bold]Hint {i}/{len(ex.hints)}:[/] {hint}", style=None if i == level else "dim")
+        console.print(f"[bold]Hint {i}/{len(ex.hints)}:[/] {escape(hint)}", style=None if i == level else "dim")
     if already >= len(ex.hints):
         console.print("[dim]That was the last hint. After a pass, `jaxlings solution` shows the reference.[/]")
     return EXIT_OK
@@ -259,10 +260,10 @@ def cmd_reset(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     target = ex.exercise_path()
     if not args.yes:
-        if not sys.stdin.isatty():
-            _err("reset overwrites your file; run it in a terminal to confirm, or pass --yes.")
-            return EXIT_USAGE
-        answer = input(f"Overwrite {target} with the original starter? Your changes will be lost. [y/N] ")
+        try:
+            answer = input(f"Overwrite {target} with the original starter? Your changes will be lost. [y/N] ")
+        except EOFError:  # no one to answer (stdin closed): the safe answer is no
+            answer = ""
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing changed.")
             return EXIT_FAIL

@@ -64,7 +64,7 @@ def _to_plain(value: Any, where: str, depth: int) -> Any:
     if converted is not _UNKNOWN:
         return converted
     raise NotPlainData(
-        f"{where} is a {_describe(value)}, which is not plain data. Return numbers, "
+        f"{where} is of type {_describe(value)}, which is not plain data. Return numbers, "
         "strings, lists/tuples/dicts of them, or NumPy/JAX arrays."
     )
 

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def course_with(tmp_path: Path, manifest: str) -> Path:
-    (tmp_path / "lessons").mkdir()
+    (tmp_path / "lessons").mkdir(parents=True)
     shutil.copy(FIXTURES / "manifests" / manifest, tmp_path / "lessons" / "course.toml")
     return tmp_path
 

@@ -1,0 +1,155 @@
+"""The commands as scripts see them: exit codes, --json shapes, reset asking first."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course.cli import main
+
+FIXTURE = Path(__file__).parent / "fixtures" / "course"
+REPO = Path(__file__).resolve().parents[1]
+SOLVED_SCALE = (FIXTURE / "solutions" / "01_basics" / "scale.py").read_text()
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    """A pristine course root, a separate workspace, a private progress file."""
+    root = tmp_path / "course"
+    shutil.copytree(FIXTURE, root)
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURE / "exercises", ws / "exercises")
+    monkeypatch.setenv("JAXLINGS_COURSE_ROOT", str(root))
+    monkeypatch.setenv("JAXLINGS_WORKSPACE", str(ws))
+    monkeypatch.setenv("JAXLINGS_PROGRESS", str(tmp_path / "progress.json"))
+    monkeypatch.setenv("COLUMNS", "160")
+    monkeypatch.delenv("JAXLINGS_SEED", raising=False)
+    return root, ws
+
+
+def run_json(capsys, *argv: str) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = main([*argv, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_check_fail_then_pass_then_list_and_solution(course, capsys):
+    root, ws = course
+    code, data = run_json(capsys, "check", "fx_scale", "--seed", "7")
+    assert code == 1
+    assert set(data) >= {"exercise", "passed", "cause", "message", "checks", "duration", "seed"}
+    assert data["passed"] is False and data["cause"] == "exception" and data["seed"] == 7
+    assert {c["name"] for c in data["checks"]} == {"test_scale_matches", "test_scale_under_jit"}
+    assert all(set(c) == {"name", "outcome", "cause", "message", "duration"} for c in data["checks"])
+
+    assert main(["solution", "fx_scale"]) == 1  # not before a pass
+    assert "opens after your code passes" in capsys.readouterr().err
+
+    (ws / "exercises" / "01_basics" / "scale.py").write_text(SOLVED_SCALE)
+    code, data = run_json(capsys, "check")  # no name: the next pending one
+    assert code == 0 and data["exercise"] == "fx_scale" and data["passed"] is True
+
+    code, data = run_json(capsys, "list")
+    assert code == 0
+    assert data["done"] == 1 and data["total"] == 2 and data["next"] == "fx_stats"
+    first = data["exercises"][0]
+    assert first == {"name": "fx_scale", "lesson": "basics", "done": True, "attempts": 2, "last_cause": None}
+
+    code, data = run_json(capsys, "solution", "fx_scale")
+    assert code == 0 and data["solution"] == SOLVED_SCALE and data["yours"] == SOLVED_SCALE
+
+
+def test_usage_errors_exit_2(course, capsys, monkeypatch):
+    assert main(["check", "no_such_exercise"]) == 2
+    assert "no exercise named" in capsys.readouterr().err
+    monkeypatch.setenv("JAXLINGS_SEED", "abc")
+    assert main(["check", "fx_scale"]) == 2
+    assert "JAXLINGS_SEED must be an integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["hint"])  # missing argument: argparse's usage error
+    assert e.value.code == 2
+
+
+def test_broken_manifest_exits_2(course, capsys):
+    root, _ = course
+    (root / "lessons" / "course.toml").write_text("format_version = 2\ntitle = 'x'\nlessons = []\n")
+    assert main(["list"]) == 2
+    assert "format_version 2 is not supported" in capsys.readouterr().err
+
+
+def test_hint_reveals_one_more_each_time(course, capsys):
+    code, data = run_json(capsys, "hint", "fx_scale")
+    assert code == 0 and data == {"exercise": "fx_scale", "hints": ["Multiply."], "remaining": 1}
+    _, data = run_json(capsys, "hint", "fx_scale")
+    assert data["hints"] == ["Multiply.", "Return `x * alpha + 1`."] and data["remaining"] == 0
+
+
+def test_reset_asks_first(course, capsys, monkeypatch):
+    root, ws = course
+    mine = ws / "exercises" / "01_basics" / "scale.py"
+    mine.write_text("# my work\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
+    assert main(["reset", "fx_scale"]) == 1
+    assert "Overwrite" in capsys.readouterr().out
+    assert mine.read_text() == "# my work\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # nobody to ask: nothing happens
+    assert main(["reset", "fx_scale"]) == 1
+    assert mine.read_text() == "# my work\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+    assert main(["reset", "fx_scale"]) == 0
+    assert mine.read_text() == (root / "exercises" / "01_basics" / "scale.py").read_text()
+
+
+def test_reset_in_a_git_checkout_uses_the_committed_starter(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "clone"
+    shutil.copytree(FIXTURE, root)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "course"], check=True)
+    monkeypatch.setenv("JAXLINGS_COURSE_ROOT", str(root))
+    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
+    mine = root / "exercises" / "01_basics" / "scale.py"
+    pristine = mine.read_text()
+    mine.write_text("# edited\n")
+    assert main(["reset", "fx_scale", "--yes"]) == 0
+    assert mine.read_text() == pristine
+
+
+def test_reset_outside_git_explains(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "plain"
+    shutil.copytree(FIXTURE, root)
+    monkeypatch.setenv("JAXLINGS_COURSE_ROOT", str(root))
+    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    assert main(["reset", "fx_scale", "--yes"]) == 1
+    assert "not a git checkout" in capsys.readouterr().err
+
+
+def test_verify_is_complete_only_when_all_pass(course, capsys):
+    root, ws = course
+    (ws / "exercises" / "01_basics" / "scale.py").write_text(SOLVED_SCALE)
+    code, data = run_json(capsys, "verify")
+    assert code == 1 and data["complete"] is False and data["passed"] == 1 and data["total"] == 2
+    assert [r["exercise"] for r in data["results"]] == ["fx_scale", "fx_stats"]
+
+
+def test_doctor_json_on_a_good_course(course, capsys):
+    code, data = run_json(capsys, "doctor")
+    assert code == 0 and data["problems"] == []
+    assert data["versions"]["jax"] and data["devices"]
+
+
+def test_check_as_a_script(course):
+    proc = subprocess.run([sys.executable, "-m", "course", "check", "fx_stats"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Did you forget a `return`?" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
