@@ -291,9 +291,8 @@ class ExerciseScreen(Screen):
 
     @work(thread=True, exclusive=True, group="hint", exit_on_error=False, description="revealing a hint")
     def _reveal_hint(self) -> None:
-        progress = self.app.progress
-        progress.reveal_hint(self.exercise.name)
-        self.post_message(self.HintsChanged(progress.hint_level(self.exercise.name)))
+        level = self.app.progress.reveal_hint(self.exercise.name, len(self.exercise.hints))
+        self.post_message(self.HintsChanged(level))
 
     def on_exercise_screen_hints_changed(self, event: HintsChanged) -> None:
         self._show_hints()

@@ -33,7 +33,7 @@ def result_content(result: Any) -> Content:
             )
         )
     else:
-        head = f"{len(failed)} of {len(checks)} checks failed" if checks else "Not passed"
+        head = f"{len(failed)} of {len(checks)} checks failed" if checks else getattr(result, "headline", "Not passed")
         cause = f" ({result.cause})" if result.cause else ""
         parts.append(Content.from_markup(f"[b $error]{FAIL} {head}[/]{cause}."))
         if result.message and not failed:
@@ -44,6 +44,10 @@ def result_content(result: Any) -> Content:
         if mark == FAIL and check.message:
             indented = "\n".join("    " + line for line in str(check.message).rstrip().splitlines())
             parts.append(Content(indented))
+    output = str(getattr(result, "output", "") or "").rstrip()
+    if output:
+        parts.append(Content.from_markup("[b]Your code printed:[/b]"))
+        parts.append(Content("\n".join("    " + line for line in output.splitlines()[-12:])))
     if result.seed is not None:
         parts.append(Content.from_markup("[dim]Random inputs from seed $seed.[/]", seed=str(result.seed)))
     return Content("\n").join(parts)

@@ -1,0 +1,58 @@
+"""The app's tests run against a small fixture course and a throwaway workspace,
+so the repository's exercise files and progress are never touched."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+COURSE = Path(__file__).parent / "course"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    # anyio's pytest plugin (installed with watchfiles) runs the async tests.
+    return "asyncio"
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch) -> Path:
+    ws = tmp_path / "workspace"
+    shutil.copytree(COURSE / "exercises", ws / "exercises")
+    monkeypatch.setenv("JAXLINGS_COURSE_ROOT", str(COURSE))
+    monkeypatch.setenv("JAXLINGS_WORKSPACE", str(ws))
+    monkeypatch.setenv("JAXLINGS_PROGRESS", str(ws / "progress.json"))
+    monkeypatch.setenv("JAXLINGS_SEED", "1234")
+    return ws
+
+
+async def settle(pilot) -> None:
+    """Wait until every worker but the file watcher has finished, including
+    workers started by the ones that just finished."""
+    app = pilot.app
+    for _ in range(20):
+        busy = [w for w in app.workers if w.group != "watch" and not w.is_finished]
+        if not busy:
+            break
+        await app.workers.wait_for_complete(busy)
+        await pilot.pause()
+    await pilot.pause()
+
+
+async def wait_until(pilot, condition, timeout: float = 20.0) -> None:
+    """Pump the app until `condition()` holds (a bound, not a timing assertion)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        if loop.time() > end:
+            raise AssertionError("the app never reached the expected state")
+        await pilot.pause(0.05)
+
+
+def no_blink(app) -> None:
+    for widget in app.screen.query("TextArea, Input"):
+        widget.cursor_blink = False
