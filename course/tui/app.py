@@ -87,12 +87,17 @@ class JaxlingsApp(App[int]):
 
     # -- the one place a failed worker becomes a message ------------------------
     @on(Worker.StateChanged)
-    def _report_worker_error(self, event: Worker.StateChanged) -> None:
-        if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.log.error(event.worker.error)
-            self.notify(
-                describe(event.worker.error),
-                title=f"Something went wrong ({event.worker.description or event.worker.name})",
-                severity="error",
-                timeout=12,
-            )
+    def _app_worker_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self.report_worker_error(event.worker)
+
+    def report_worker_error(self, worker: Worker) -> None:
+        if worker.error is None:
+            return
+        self.log.error(worker.error)
+        self.notify(
+            describe(worker.error),
+            title=f"Something went wrong {worker.description or worker.name}",
+            severity="error",
+            timeout=12,
+        )

@@ -32,6 +32,7 @@ async def settle(pilot) -> None:
     """Wait until every worker but the file watcher has finished, including
     workers started by the ones that just finished."""
     app = pilot.app
+    await pilot.pause()  # a screen just pushed starts its workers when it mounts
     for _ in range(20):
         busy = [w for w in app.workers if w.group != "watch" and not w.is_finished]
         if not busy:

@@ -16,10 +16,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Markdown, Static, TabbedContent, TabPane, TextArea
 from textual.worker import get_current_worker
 
+from course.tui.screens.base import CourseScreen
 from course.tui.screens.confirm import ConfirmScreen
 from course.tui.watch import watch_file
 from course.tui.widgets.results import ResultsView
@@ -48,7 +48,7 @@ def external_editor() -> list[str] | None:
     return None
 
 
-class ExerciseScreen(Screen):
+class ExerciseScreen(CourseScreen):
     BINDINGS = [
         Binding("ctrl+s", "save_check", "Save & check", id="exercise.save", priority=True,
                 tooltip="Write the file and run the checks"),

@@ -13,9 +13,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, ProgressBar, SelectionList, Static
 
+from course.tui.screens.base import CourseScreen
 from course.tui.widgets.loss_plot import LossPlot
 
 # The article's headline: the same NNX model with and without @nnx.jit.
@@ -76,7 +76,7 @@ class VariantRow(Vertical):
         self.query_one(".variant-state", Static).update(text)
 
 
-class LabScreen(Screen):
+class LabScreen(CourseScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Map", id="lab.back", tooltip="Back to the map (a run keeps going)"),
         Binding("r", "run", "Run", id="lab.run", tooltip="Train the chosen variants"),

@@ -11,11 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
+from course.tui.screens.base import CourseScreen
 from course.tui.widgets.code import CodePair, CodePanel
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -42,7 +42,7 @@ def _block_title(block: Any) -> str:
     return name
 
 
-class LessonScreen(Screen):
+class LessonScreen(CourseScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Map", id="lesson.back", tooltip="Back to the course map"),
         Binding("e", "exercise", "Exercise", id="lesson.exercise", tooltip="Open this lesson's next exercise"),

@@ -11,9 +11,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static, Tree
 from textual.widgets.tree import TreeNode
+
+from course.tui.screens.base import CourseScreen
 
 DONE = "✓"
 PENDING = "○"
@@ -26,7 +27,7 @@ class Entry:
     name: str
 
 
-class MapScreen(Screen):
+class MapScreen(CourseScreen):
     BINDINGS = [
         Binding("n", "next_exercise", "Next exercise", id="map.next", tooltip="Open the first exercise not done yet"),
         Binding("l", "lab", "Training lab", id="map.lab", tooltip="PyTorch vs JAX, with and without jit"),
