@@ -407,6 +407,10 @@ class CheckSession:
             self._pool.prestart()
             _warm_parent()
 
+    def wait_warm(self, timeout: float = READY_TIMEOUT) -> bool:
+        """Block until the next check will get a ready child (False without a warm pool)."""
+        return self._pool.wait_ready(timeout) if self._pool is not None else False
+
     # -- children --------------------------------------------------------------
     def _new_child(self, extra_env: dict[str, str], trusted: bool = False) -> LearnerProcess:
         return LearnerProcess(
@@ -535,6 +539,8 @@ def _run_pytest(check_path: Path, run: _Run, collector: _Collector, seed: int) -
     args = [
         str(check_path),
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:pastebin",
+        # These two run gc.collect() five times per session: seconds with JAX loaded.
+        "-p", "no:unraisableexception", "-p", "no:threadexception",
         "--noconftest",  # fixtures come from course.checks.conftest, registered below; nothing else
         "-c", os.devnull,  # no ini file: the project's pytest settings must not apply to checks
         "--rootdir", str(check_path.parent),

@@ -303,6 +303,18 @@ class WarmPool:
             if self._warm is None and not self._closed:
                 self._warm = self._factory()
 
+    def wait_ready(self, timeout: float) -> bool:
+        """Block until the warm child has imported its libraries (False: none, or it failed)."""
+        with self._lock:
+            proc = self._warm
+        if proc is None:
+            return False
+        try:
+            proc.wait_ready(time.monotonic() + timeout)
+        except LearnerFailure:
+            return False
+        return True
+
     def take(self) -> LearnerProcess:
         """A fresh child (the warm one if it is healthy) and start the next one."""
         with self._lock:
