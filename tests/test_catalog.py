@@ -23,7 +23,7 @@ def course_with(tmp_path: Path, manifest: str) -> Path:
 
 def test_fixture_course_loads_in_order():
     catalog = load_catalog(FIXTURES / "course")
-    assert [e.name for e in catalog.exercises] == ["fx_scale", "fx_stats"]
+    assert [e.name for e in catalog.exercises] == ["fx_scale", "fx_stats", "fx_devices"]
     ex = catalog.exercise("fx_stats")
     assert ex.lesson == "basics" and ex.timeout == 20 and ex.points == 1.0
     assert ex.hints == ("Use jnp.mean and jnp.std.", "Return a dict.")

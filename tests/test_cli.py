@@ -58,7 +58,7 @@ def test_check_fail_then_pass_then_list_and_solution(course, capsys):
 
     code, data = run_json(capsys, "list")
     assert code == 0
-    assert data["done"] == 1 and data["total"] == 2 and data["next"] == "fx_stats"
+    assert data["done"] == 1 and data["total"] == 3 and data["next"] == "fx_stats"
     first = data["exercises"][0]
     assert first == {"name": "fx_scale", "lesson": "basics", "done": True, "attempts": 2, "last_cause": None}
 
@@ -137,8 +137,8 @@ def test_verify_is_complete_only_when_all_pass(course, capsys):
     root, ws = course
     (ws / "exercises" / "01_basics" / "scale.py").write_text(SOLVED_SCALE)
     code, data = run_json(capsys, "verify")
-    assert code == 1 and data["complete"] is False and data["passed"] == 1 and data["total"] == 2
-    assert [r["exercise"] for r in data["results"]] == ["fx_scale", "fx_stats"]
+    assert code == 1 and data["complete"] is False and data["passed"] == 1 and data["total"] == 3
+    assert [r["exercise"] for r in data["results"]] == ["fx_scale", "fx_stats", "fx_devices"]
 
 
 def test_doctor_json_on_a_good_course(course, capsys):
