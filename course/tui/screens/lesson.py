@@ -82,7 +82,7 @@ class LessonScreen(CourseScreen):
         body.loading = False
         toc = self.query_one("#lesson-toc", OptionList)
         toc.add_options(
-            Option(("  " * max(level - 2, 0)) + heading, id=wid) for level, heading, wid in self.sections
+            Option(("  " * max(level - 2, 0)) + heading.replace("`", "").replace("**", ""), id=wid) for level, heading, wid in self.sections
         )
         body.focus()
 

@@ -18,7 +18,7 @@ from course.tui.screens.base import CourseScreen
 
 DONE = "✓"
 PENDING = "○"
-NEXT = "▶"
+NEXT = "→"
 
 
 @dataclass(frozen=True)
