@@ -297,7 +297,28 @@ def _preload() -> None:
     jax.block_until_ready(jax.jit(lambda x: x + 1)(jnp.zeros(2)))
 
 
+def _die_with_parent() -> None:
+    # If the engine dies (killed app, crashed grader), a learner's infinite loop
+    # must not keep running. PR_SET_PDEATHSIG would fire when the *thread* that
+    # started us ends (the app starts children from worker threads), so watch
+    # for being re-parented instead.
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        import time
+
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(70)
+
+    threading.Thread(target=watch, name="jaxlings-parent-watch", daemon=True).start()
+
+
 def main(argv: list[str]) -> int:
+    _die_with_parent()
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)

@@ -316,6 +316,7 @@ class _Collector:
         self.outcomes: dict[str, CheckOutcome] = {}
         self.order: list[str] = []
         self.collect_errors: list[CheckOutcome] = []
+        self.interrupted = False
         self._causes: dict[tuple[str, str], tuple[str | None, str]] = {}
 
     def pytest_runtest_makereport(self, item, call):  # noqa: ANN001 - pytest hook
@@ -336,6 +337,10 @@ class _Collector:
             cause, message = self._causes.get((report.nodeid, report.when), ("check_error", _longrepr(report)))
             current.outcome = "failed" if report.when == "call" else "error"
             current.cause, current.message = cause, message
+
+    def pytest_keyboard_interrupt(self, excinfo) -> None:  # noqa: ANN001
+        # pytest also reports collection errors as `Session.Interrupted`, a subclass.
+        self.interrupted = excinfo.type is KeyboardInterrupt
 
     def pytest_collectreport(self, report) -> None:  # noqa: ANN001
         if report.failed:
@@ -554,7 +559,7 @@ def _run_pytest(check_path: Path, run: _Run, collector: _Collector, seed: int) -
         code = pytest.main(args, plugins=[collector, conftest, _RunRegistrar(run)])
     finally:
         checking._current_seed = None
-    if int(code) == int(pytest.ExitCode.INTERRUPTED):
+    if collector.interrupted:  # Ctrl-C, not pytest's "interrupted" for collection errors
         raise KeyboardInterrupt
     return int(code)
 

@@ -38,3 +38,34 @@ def test_wrapper_prefix_and_env_reach_the_child(tmp_path, monkeypatch):
                       cwd=tmp_path) as session:
         result = session.run(ex, learner_file=learner)
     assert result.passed, result.message
+
+
+QUIET = """
+import sys
+from pathlib import Path
+from course.catalog import load_catalog
+from course.runner import CheckSession
+
+catalog = load_catalog(Path(sys.argv[1]))
+broken = Path(sys.argv[2])
+with CheckSession() as session:
+    failed = session.run(catalog.exercise("fx_stats"))
+    ex = catalog.exercise("fx_scale")
+    passed = session.run(ex, learner_file=ex.solution_path())
+    noisy = session.run(ex, learner_file=ex.solution_path(), extra_check_dirs=[broken])
+assert failed.cause == "no_result" and passed.passed, (failed.message, passed.message)
+assert noisy.cause == "check_error" and "could not be loaded" in noisy.message, noisy.message
+"""
+
+
+def test_runs_print_nothing_to_the_terminal(tmp_path):
+    import subprocess
+    import sys
+
+    broken = tmp_path / "checks"
+    broken.mkdir()
+    (broken / "test_fx_scale.py").write_text("print('collected!')\nimport sys\nsys.stderr.write('noise')\nraise RuntimeError('broken check')\n")
+    proc = subprocess.run([sys.executable, "-c", QUIET, str(FIXTURE), str(broken)],
+                          cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "" and proc.stderr == ""
