@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import sys
 from typing import Any
 
@@ -57,6 +58,8 @@ def _to_plain(value: Any, where: str, depth: int) -> Any:
         return out
     if type(value) is np.ndarray or isinstance(value, np.generic):
         arr = np.asarray(value)
+        if arr.dtype.kind == "V" and "float" in arr.dtype.name:
+            arr = arr.astype(np.float32)  # bfloat16 / float8 (ml_dtypes): compare as float32
         if arr.dtype.kind not in _ARRAY_KINDS:
             raise NotPlainData(f"{where} is a NumPy array of dtype {arr.dtype}; only numeric and bool arrays are plain data")
         return np.array(arr, copy=True)
@@ -87,7 +90,8 @@ def _convert_library_value(value: Any, where: str, depth: int) -> Any:
         return _to_plain(np.asarray(value), where, depth)
     nnx = sys.modules.get("flax.nnx")
     if nnx is not None and isinstance(value, nnx.State):
-        return _to_plain(_pure_dict(value.to_pure_dict()), where, depth + 1)
+        pure = nnx.to_pure_dict(value) if hasattr(nnx, "to_pure_dict") else value.to_pure_dict()
+        return _to_plain(_pure_dict(pure), where, depth + 1)
     if nnx is not None and isinstance(value, nnx.Variable):
         return _to_plain(value.get_value(), where, depth + 1)
     # Any other registered pytree node (NamedTuple, dataclass, optax state, ...):
@@ -154,7 +158,7 @@ class DecodeError(ValueError):
 def decode(data: bytes) -> Any:
     try:
         raw = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise DecodeError(f"not valid JSON: {e}") from None
     return _dec(raw, 0)
 
@@ -191,9 +195,12 @@ def _dec_array(raw: dict) -> np.ndarray:
         raise DecodeError(f"bad array: {e}") from None
     if dtype.kind not in _ARRAY_KINDS or dtype.hasobject:
         raise DecodeError(f"array dtype {dtype} is not allowed")
-    if any(n < 0 for n in shape) or len(buf) != dtype.itemsize * int(np.prod(shape, dtype=np.int64)):
+    if len(shape) > 64 or any(n < 0 for n in shape) or len(buf) != dtype.itemsize * math.prod(shape):
         raise DecodeError("array bytes do not match its shape and dtype")
-    return np.frombuffer(buf, dtype=dtype).reshape(shape).copy()
+    try:
+        return np.frombuffer(buf, dtype=dtype).reshape(shape).copy()
+    except ValueError as e:
+        raise DecodeError(f"bad array: {e}") from None
 
 
 def to_wire(value: Any) -> Any:

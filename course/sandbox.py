@@ -169,7 +169,7 @@ class LearnerProcess:
         body = self._read_exact(n, deadline, during)
         try:
             return json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             self._die(LearnerFailure("crash", f"the process for your code sent an unreadable reply {during}."))
 
     def _read_exact(self, n: int, deadline: float, during: str) -> bytes:
