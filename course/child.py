@@ -100,6 +100,8 @@ class Child:
         except ValueError as e:  # e.g. null bytes in the source
             raise Failure("syntax_error", f"{self.display} cannot be compiled: {e}") from None
         name = str(msg.get("module") or "learner")
+        if name in sys.modules:  # e.g. a file named like a library the course already imported
+            name = f"learner_{name}"
         module = types.ModuleType(name)
         module.__file__ = self.path
         sys.modules[name] = module

@@ -489,8 +489,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             how = "polling every second" if args.poll else "on save"
             console.print(f"[dim]Watching {path} ({how}). Ctrl-C to stop. "
                           "If saving does not re-check (WSL, network drives), use `jaxlings watch --poll`.[/]")
-            if not _wait_for_change(path, poll=args.poll, console=console):
-                return EXIT_OK
+            _wait_for_change(path, poll=args.poll, console=console)  # Ctrl-C ends the loop
 
 
 def _signature(path: Any) -> tuple[int, int] | None:
@@ -502,7 +501,7 @@ def _signature(path: Any) -> tuple[int, int] | None:
 
 
 def _wait_for_change(path: Any, *, poll: bool, console: Console) -> bool:
-    """Block until `path` changes. Editors often save by rename, so watch the folder."""
+    """Block until `path` changes (returns True). Editors often save by rename, so watch the folder."""
     import time
 
     before = _signature(path)

@@ -153,3 +153,29 @@ def test_check_as_a_script(course):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Did you forget a `return`?" in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("poll", [True, False], ids=["polling", "file-events"])
+def test_watch_wakes_up_when_the_file_is_saved(tmp_path, poll):
+    import threading
+    import time
+
+    from rich.console import Console
+
+    from course.commands import _wait_for_change
+
+    path = tmp_path / "ex.py"
+    path.write_text("x = 1\n")
+
+    def save_later():
+        time.sleep(1.2)
+        tmp = tmp_path / ".ex.py.tmp"  # editors save by writing a temp file and renaming it
+        tmp.write_text("x = 2\n")
+        tmp.replace(path)
+
+    saver = threading.Thread(target=save_later)
+    saver.start()
+    t0 = time.monotonic()
+    assert _wait_for_change(path, poll=poll, console=Console(file=io.StringIO())) is True
+    saver.join()
+    assert time.monotonic() - t0 < 30
