@@ -23,6 +23,8 @@ EAGER, JITTED = "nnx_eager", "nnx_jit"
 # Eager NNX runs ~1 s per epoch on a laptop CPU: by default only a few epochs
 # are run and the rest extrapolated, so a first run takes a minute, not seven.
 EAGER_EPOCHS = 20
+COLUMNS = [("Variant", 32), ("Epochs", 6), ("Compile", 8), ("ms/epoch", 8), ("Full run", 9),
+           ("× eager NNX", 11), ("× PyTorch", 9), ("Test acc", 8), ("Status", 11)]
 
 
 def fmt_seconds(seconds: float | None) -> str:
@@ -72,7 +74,9 @@ class VariantRow(Vertical):
         eta = f" · ~{fmt_seconds(eta_s)} left" if eta_s is not None else ""
         self.query_one(".variant-state", Static).update(f"epoch {epoch}/{epochs} · loss {loss:.4f}{eta}")
 
-    def finish(self, text: str) -> None:
+    def finish(self, text: str, epochs_run: int, epochs: int) -> None:
+        # Progress messages can arrive before the row is mounted; the report is the truth.
+        self.query_one(ProgressBar).update(total=max(epochs, 1), progress=epochs_run)
         self.query_one(".variant-state", Static).update(text)
 
 
@@ -152,7 +156,9 @@ class LabScreen(CourseScreen):
     def on_mount(self) -> None:
         self.sub_title = "Training lab"
         table = self.query_one(DataTable)
-        table.add_columns("Variant", "Epochs", "Compile", "ms/epoch", "Full run", "× eager NNX", "× PyTorch", "Test acc", "Status")
+        # Fixed widths: auto-sized columns settle a frame late and jump as rows arrive.
+        for label, width in COLUMNS:
+            table.add_column(label, width=width)
         self.query_one("#lab-variants").loading = True
         self.set_interval(0.5, self._replot)
         self._detect()
@@ -270,7 +276,7 @@ class LabScreen(CourseScreen):
                 done = "✓ done" if r.status == "ok" else f"✗ {r.status}"
                 if r.error:
                     done += f": {r.error}"
-                rows.first(VariantRow).finish(done)
+                rows.first(VariantRow).finish(done, len(r.losses), r.epochs)
             if r.losses:
                 curves[r.label] = list(r.losses)
         self.query_one(LossPlot).set_curves(curves)
