@@ -62,6 +62,7 @@ async def test_stop_cancels_the_run_and_keeps_what_finished(workspace):
         assert report.cancelled
         assert [r.status for r in report.results] == ["cancelled", "cancelled"]
         assert services.stopped_at is not None and services.stopped_at < 100_000
+        assert "Stopped" in str(lab.query_one("#lab-headline").render())
 
 
 async def test_leaving_the_lab_keeps_its_results(workspace):

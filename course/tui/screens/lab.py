@@ -38,6 +38,8 @@ def fmt_seconds(seconds: float | None) -> str:
 def headline(report: Any) -> str:
     """The article's comparison (the same NNX model with and without @nnx.jit), in one sentence."""
     eager, jitted = report.result(EAGER), report.result(JITTED)
+    if report.cancelled:
+        return "■ Stopped. What finished before Stop is in the table; Run starts again."
     if eager is None or jitted is None or eager.status != "ok" or jitted.status != "ok":
         return "Run both NNX eager and NNX @nnx.jit to see what jit buys you."
     if not eager.full_run_s or not jitted.full_run_s:
