@@ -10,11 +10,15 @@ times the epoch count); compile time is printed apart. Targets:
 
   1. `@nnx.jit` is at least 25x faster than NNX eager;
   2. the fastest JAX variant is at least 40x faster than the PyTorch DataLoader
-     loop, at equal test accuracy (within 2 points);
+     loop, at equal test accuracy (within 2 points). One split of 418 test
+     passengers moves by 2-3 points from seed to seed (a point is 4 passengers),
+     so the accuracies compared are means over --accuracy-seeds seeds, each with
+     its own split, init and shuffling;
   3. no variant is more than 1.5x slower than its reference figure
      (2-core CPU, 500 epochs; scaled linearly for other epoch counts).
 
-Usage: python benchmarks/train_variants.py [--epochs 500] [--eager-epochs 20] [--json out.json]
+Usage: python benchmarks/train_variants.py [--epochs 500] [--eager-epochs 20] [--accuracy-seeds 3]
+                                          [--json out.json]
 """
 
 from __future__ import annotations
@@ -71,11 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eager-epochs", type=int, default=20)
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--accuracy-seeds", type=int, default=3,
+                        help="seeds whose mean test accuracy is compared for target 2 (default 3)")
     parser.add_argument("--json", metavar="PATH", help="write the measurements and verdicts as JSON")
     args = parser.parse_args(argv)
     names = [v for v in args.variants.split(",") if v]
     unknown = [v for v in names if v not in VARIANTS]
-    if unknown or args.epochs < 1 or args.eager_epochs < 1:
+    if unknown or args.epochs < 1 or args.eager_epochs < 1 or args.accuracy_seeds < 1:
         parser.error(f"bad --variants {unknown} or epoch count")
 
     results = {}
@@ -117,10 +123,24 @@ def main(argv: list[str] | None = None) -> int:
     if "torch_eager" in steady and jax_done:
         fastest = min(jax_done, key=steady.get)
         ratio = steady["torch_eager"] / steady[fastest]
-        gap = abs(results[fastest]["test_accuracy"] - results["torch_eager"]["test_accuracy"])
+        accuracy = {}
+        for name in ("torch_eager", fastest):
+            accs = [results[name]["test_accuracy"]]
+            for k in range(1, args.accuracy_seeds):
+                print(f"running {name} with seed {args.seed + k} (accuracy) ...", file=sys.stderr, flush=True)
+                extra = run_variant(name, n, n, args.seed + k)
+                if extra.get("status") == "ok":
+                    accs.append(extra["test_accuracy"])
+            accuracy[name] = accs
+        print(f"\nTest accuracy over seeds {args.seed}..{args.seed + args.accuracy_seeds - 1}:")
+        for name, accs in accuracy.items():
+            print(f"  {name:<16} mean {sum(accs) / len(accs):.3f}   " + " ".join(f"{a:.3f}" for a in accs))
+        means = {k: sum(v) / len(v) for k, v in accuracy.items()}
+        gap = abs(means[fastest] - means["torch_eager"])
         verdicts.append((f"fastest JAX variant ({fastest}) >= 40x faster than PyTorch eager "
-                         f"(measured {ratio:.1f}x, accuracy gap {100 * gap:.1f} points <= 2)",
-                         ratio >= 40 and gap <= 0.02))
+                         f"(measured {ratio:.1f}x, mean accuracy gap {100 * gap:.1f} points <= 2)",
+                         ratio >= 40 and gap <= 0.02 and all(len(v) == args.accuracy_seeds
+                                                             for v in accuracy.values())))
 
     print("\nTargets:")
     for text, ok in verdicts:
