@@ -588,6 +588,7 @@ def _result(exercise: Exercise, collector: _Collector, exit_code: int, seed: int
         failing.append(CheckOutcome("session", "error", "check_error",
                                     f"the check run ended abnormally (pytest exit code {exit_code}).", 0.0))
         checks.append(failing[0])
+    _point_to_first_report(failing)
     passed = not failing
     seed_line = f"(seed {seed}: rerun with JAXLINGS_SEED={seed})"
     if passed:
@@ -607,6 +608,20 @@ def _result(exercise: Exercise, collector: _Collector, exit_code: int, seed: int
         seed=seed,
         output=output,
     )
+
+
+def _point_to_first_report(failing: list[CheckOutcome]) -> None:
+    """A file that does not load, a loop that used up the time, a process that died:
+    every later check meets the same failure. Say it once, in full, and let the
+    later checks point back to it instead of repeating a traceback six times."""
+    first_with: dict[tuple[str | None, str], str] = {}
+    for check in failing:
+        key = (check.cause, check.message)
+        if key in first_with and check.message:
+            headline = HEADLINES.get(check.cause or "check_error", "the same failure")
+            check.message = f"{headline}: the same failure as in {first_with[key]}, above."
+        else:
+            first_with.setdefault(key, check.name)
 
 
 def run_exercise(exercise: Exercise, **kw: Any) -> ExerciseResult:

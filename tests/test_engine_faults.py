@@ -189,6 +189,10 @@ def test_syntax_error_shows_line_and_caret(check):
     result = check("def scale(x, alpha):\n    return x *\n")
     _fails(result, "syntax_error")
     assert "line 2" in result.message and "^" in result.message
+    # Every check meets the same error: it is shown once, the later checks point back to it.
+    first, *later = result.checks
+    assert "^" in first.message and later
+    assert all(c.cause == "syntax_error" and "^" not in c.message and first.name in c.message for c in later)
 
 
 def test_missing_module_is_named(check):

@@ -41,9 +41,10 @@ async def test_lesson_to_exercise_fail_fix_pass_then_next(workspace):
     app = JaxlingsApp()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        # The map resumes at the first pending exercise; Up is its lesson.
-        assert app.screen.query_one("Tree").cursor_node.data.name == "scale"
-        await pilot.press("up", "enter")
+        # A new learner starts on the first lesson's text, not on its exercise.
+        assert app.screen.query_one("Tree").cursor_node.data.name == "arrays"
+        assert "Enter to read it" in str(app.screen.query_one("#map-next").render())
+        await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, LessonScreen)
         await pilot.press("e")

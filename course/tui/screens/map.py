@@ -122,15 +122,37 @@ class MapScreen(CourseScreen):
         self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
         if nxt is None:
             text = f"{DONE} Every exercise passes. Well done! Press [b]l[/b] for the training lab."
+        elif self._starts_a_lesson(nxt):
+            number, lesson = self._lesson_of(nxt.name)
+            text = (f"Next: lesson {number}, [b]{escape(lesson.title)}[/b] — Enter to read it, "
+                    f"[b]n[/b] to go straight to its exercise {nxt.name}.")
         else:
             text = f"Next: [b]{nxt.name}[/b] — press [b]n[/b] to open it, Enter to open what the cursor is on."
         self.query_one("#map-next", Static).update(text)
 
+    def _lesson_of(self, exercise_name: str) -> tuple[int, Any]:
+        for number, lesson in enumerate(self.app.catalog.lessons, start=1):
+            if any(e.name == exercise_name for e in lesson.exercises):
+                return number, lesson
+        raise KeyError(exercise_name)
+
+    def _starts_a_lesson(self, exercise: Any) -> bool:
+        """The next exercise opens a lesson and was never tried: read the lesson first."""
+        _, lesson = self._lesson_of(exercise.name)
+        return lesson.exercises[0].name == exercise.name and self.app.progress.entry(exercise.name) is None
+
     def focus_next_pending(self) -> None:
-        """Put the cursor where the learner left off."""
+        """Put the cursor where the learner left off: on the next exercise, or on
+        its lesson when that lesson has not been started."""
         nxt = self._next_pending()
         tree = self.query_one(Tree)
         target = nxt.name if nxt is not None else None
+        if nxt is not None and self._starts_a_lesson(nxt):
+            _, lesson = self._lesson_of(nxt.name)
+            for lesson_node in tree.root.children:
+                if lesson_node.data.name == lesson.name:
+                    self.call_after_refresh(self._move_cursor, lesson_node)
+                    return
         for lesson_node in tree.root.children:
             for node in lesson_node.children:
                 if node.data.name == target:

@@ -34,8 +34,10 @@ def result_content(result: Any) -> Content:
         )
     else:
         head = f"{len(failed)} of {len(checks)} checks failed" if checks else getattr(result, "headline", "Not passed")
-        cause = f" ({result.cause})" if result.cause else ""
-        parts.append(Content.from_markup(f"[b $error]{FAIL} {head}[/]{cause}."))
+        from course.runner import HEADLINES  # here, not at start-up: the runner brings NumPy
+
+        cause = f": {HEADLINES.get(result.cause, result.cause)}" if result.cause else ""
+        parts.append(Content.from_markup(f"[b $error]{FAIL} {head}[/]$cause.", cause=cause))
         if result.message and not failed:
             parts.append(Content(str(result.message).rstrip()))
     for check in checks:
