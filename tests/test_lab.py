@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from course.lab import api
-from course.lab.api import VARIANTS, LabConfig, LabConfigError, Progress, run_lab
+from course.lab.api import VARIANTS, LabConfig, LabConfigError, LabReport, Progress, run_lab
+from course.lab.child import LabChildError, run_lab_in_child
+from course.titanic import TitanicDataError
 
 ROOT = Path(__file__).resolve().parents[1]
 EPOCHS = 15
@@ -98,6 +100,50 @@ def test_json_report_schema(short_run):
         for key in ("label", "epochs", "compile_s", "total_s", "ms_per_epoch", "steps_per_s", "final_loss",
                     "test_accuracy", "losses", "status", "error", "input_path", "full_run_s", "extrapolated"):
             assert key in r
+
+
+def test_report_survives_its_json_form(short_run):
+    report, _ = short_run
+    again = LabReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert again.to_dict() == report.to_dict()
+    assert again.speedups() == report.speedups()
+
+
+def test_child_process_run_reports_progress_and_the_same_kind_of_results():
+    """The app trains in a child process; what comes back is a full report."""
+    progress: list[Progress] = []
+    report = run_lab_in_child(LabConfig(variants=["torch_eager", "linen_jit"], epochs=6), on_progress=progress.append)
+    assert [r.status for r in report.results] == ["ok", "ok"]
+    assert all(len(r.losses) == 6 and r.test_accuracy > 0.6 and r.ms_per_epoch > 0 for r in report.results)
+    assert {p.variant for p in progress} == {"torch_eager", "linen_jit"}
+    assert all(isinstance(p, Progress) and p.epoch <= 6 for p in progress)
+    assert report.speedups()["steady_state"]["vs_torch_eager"]["linen_jit"] > 0
+
+
+def test_child_process_run_stops_and_keeps_what_finished():
+    cancel = threading.Event()
+
+    def on_progress(p: Progress) -> None:
+        if p.variant == "nnx_jit" and p.epoch >= 2:
+            cancel.set()
+
+    report = run_lab_in_child(LabConfig(variants=["linen_jit", "nnx_jit", "jax_scan"], epochs=3000),
+                              on_progress=on_progress, cancel=cancel)
+    linen, jit, scan = report.results
+    assert report.cancelled and linen.status == "ok" and len(linen.losses) == 3000
+    assert jit.status == "cancelled" and 2 <= len(jit.losses) < 3000
+    assert scan.status == "cancelled" and "not started" in scan.error
+
+
+def test_child_process_errors_are_the_labs_own():
+    with pytest.raises(TitanicDataError, match="no such file"):
+        run_lab_in_child(LabConfig(variants=["torch_eager"], epochs=2, data_path="/no/such/train.csv"))
+    with pytest.raises(LabConfigError, match="unknown variant"):
+        run_lab_in_child(LabConfig(variants=["resnet"], epochs=2))
+    # A child that dies (here: a Python without the course on its path) is a clear error, not a hang.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    with pytest.raises(LabChildError, match="exit code"):
+        run_lab_in_child(LabConfig(variants=["torch_eager"], epochs=2), python="/bin/false", env=env)
 
 
 class StopAfter(threading.Event):

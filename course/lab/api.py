@@ -214,6 +214,22 @@ class LabReport:
         }
 
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "LabReport":
+        """The report `to_dict` wrote (schema_version 1), e.g. from a child process."""
+        if data.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"lab report schema_version {data.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+        counts = data.get("data", {})
+        return cls(
+            hardware=Hardware(**data["hardware"]),
+            config=LabConfig(**data["config"]),
+            results=[VariantResult(**r) for r in data["results"]],
+            versions=dict(data["versions"]),
+            cancelled=bool(data["cancelled"]),
+            **{k: int(counts.get(k, 0)) for k in ("dropped_per_epoch", "steps_per_epoch", "n_train", "n_test")},
+        )
+
+
 def _ratio(base: float | None, value: float | None) -> float | None:
     return base / value if base and value else None
 

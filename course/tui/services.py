@@ -102,9 +102,12 @@ class Services:
         cancel: threading.Event,
         epochs_per_variant: dict[str, int] | None = None,
     ):
-        from course.lab.api import LabConfig, run_lab
+        from course.lab.api import LabConfig
+        from course.lab.child import run_lab_in_child
 
         config = LabConfig(
             variants=list(variants), epochs=epochs, epochs_per_variant=dict(epochs_per_variant or {})
         )
-        return run_lab(config, on_progress=on_progress, cancel=cancel, hardware=self.detect_hardware())
+        # In its own process: drawing the screen here must not slow the training
+        # loops it times, and a crash in a backend must not take the app down.
+        return run_lab_in_child(config, on_progress=on_progress, cancel=cancel)

@@ -87,3 +87,18 @@ async def test_leaving_the_lab_keeps_its_results(workspace):
         await settle(pilot)
         assert app.screen is lab
         assert "faster" in str(lab.query_one("#lab-headline").render())
+
+
+async def test_a_second_run_replaces_the_first(workspace):
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(120, 40)) as pilot:
+        lab = await open_lab(pilot, ["torch_eager", "nnx_jit"], 30)
+        await pilot.press("r")
+        await settle(pilot)
+        lab.query_one("#lab-variants").deselect("torch_eager")
+        await pilot.click("#lab-run")
+        await settle(pilot)
+        assert len(app.lab_reports) == 2
+        assert [r.variant for r in app.lab_reports[-1].results] == ["nnx_jit"]
+        assert [row.id for row in lab.query(".variant-row")] == ["row-nnx_jit"]
+        assert lab.query_one("#lab-table").row_count == 1

@@ -192,7 +192,7 @@ class LabScreen(CourseScreen):
             return None
         return value
 
-    def action_run(self) -> None:
+    async def action_run(self) -> None:
         if self.running or not self.variants:
             return
         chosen = list(self.query_one("#lab-variants", SelectionList).selected)
@@ -210,12 +210,13 @@ class LabScreen(CourseScreen):
             if eager < epochs:
                 per_variant[EAGER] = eager
         rows = self.query_one("#lab-rows")
-        rows.remove_children()
-        rows.mount_all([VariantRow(v, self.variants.get(v, v), per_variant.get(v, epochs)) for v in chosen])
+        # The last run's rows have the same ids: they must be gone before the new ones mount.
+        self.running = True
+        await rows.remove_children()
+        await rows.mount_all([VariantRow(v, self.variants.get(v, v), per_variant.get(v, epochs)) for v in chosen])
         self._losses = {v: [] for v in chosen}
         self._plot_dirty = True
         self._cancel = threading.Event()
-        self.running = True
         self.query_one("#lab-headline", Static).update(f"Training {len(chosen)} variant(s) for {epochs} epochs…")
         self._train(chosen, epochs, per_variant, self._cancel)
 
@@ -255,8 +256,8 @@ class LabScreen(CourseScreen):
         self._show_report(report)
 
     def _show_report(self, report: Any) -> None:
-        speedups = report.speedups()
-        vs_eager, vs_torch = speedups.get("vs_nnx_eager", {}), speedups.get("vs_torch_eager", {})
+        speedups = report.speedups()["steady_state"]
+        vs_eager, vs_torch = speedups["vs_nnx_eager"], speedups["vs_torch_eager"]
         table = self.query_one(DataTable)
         table.clear()
         curves: dict[str, list[float]] = {}
@@ -320,16 +321,16 @@ class LabScreen(CourseScreen):
 
     # -- buttons and key state --------------------------------------------------------
     @on(Button.Pressed, "#lab-run")
-    def _run_pressed(self) -> None:
-        self.action_run()
+    async def _run_pressed(self) -> None:
+        await self.action_run()
 
     @on(Button.Pressed, "#lab-stop")
     def _stop_pressed(self) -> None:
         self.action_stop()
 
     @on(Input.Submitted, "#lab-epochs")
-    def _epochs_submitted(self) -> None:
-        self.action_run()
+    async def _epochs_submitted(self) -> None:
+        await self.action_run()
 
     def watch_running(self, running: bool) -> None:
         if self.is_mounted:
