@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
+import sys
 import zipfile
 
 from test_grader_class import COURSE, EXTRA, SOLUTIONS, WRONG_SCALE, grade
@@ -44,6 +47,37 @@ def test_bundle_holds_what_gradescope_runs(tmp_path):
             assert (zf.getinfo(script).external_attr >> 16) & stat.S_IXUSR
         run = zf.read("run_autograder").decode()
         assert "grade --gradescope" in run and "--exercises add" in run and "/autograder/source/points.toml" in run
+
+
+def test_the_bundled_run_autograder_grades_a_submission(tmp_path):
+    """Unpack the zip as Gradescope does and run its run_autograder, with the
+    image's fixed paths (/autograder, /opt/jaxlings) moved under tmp_path: the
+    bundled package, manifest, checks and baked options must grade on their own."""
+    points = tmp_path / "points.toml"
+    points.write_text("[exercises]\nadd = 3\n")
+    proc = grade("--bundle", "gradescope", "--out", str(tmp_path), "--checks", str(EXTRA),
+                 "--points", str(points), "--partial")
+    assert proc.returncode == 0, proc.stderr
+    home = tmp_path / "autograder"
+    source, submission = home / "source", home / "submission"
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
+        zf.extractall(source)
+    submission.mkdir()
+    (submission / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    (submission / "scale.py").write_text(WRONG_SCALE)
+    script = (source / "run_autograder").read_text()
+    script = script.replace("/opt/jaxlings/bin/python", sys.executable).replace("/autograder", str(home))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXLINGS_")}
+    env["PYTHONPATH"] = ""  # the bundled copy of the package, not this checkout's
+    run = subprocess.run(["bash", "-c", script.rstrip() + " --isolation process --quiet"], env=env,
+                         capture_output=True, text=True, timeout=400, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    doc = json.loads((home / "results" / "results.json").read_text())
+    by_name = {t["name"]: t for t in doc["tests"]}
+    assert by_name["add: test_adds_vectors"]["status"] == "passed"
+    assert by_name["scale: test_scales"]["status"] == "failed"
+    assert any(name.startswith("add: test_add_integers") for name in by_name), sorted(by_name)
+    assert doc["max_score"] == 4.0 and 0 < doc["score"] < doc["max_score"]
 
 
 def test_bad_input_is_a_clear_message_not_a_traceback(tmp_path):

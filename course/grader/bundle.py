@@ -37,8 +37,9 @@ else
     python3 -m uv venv --python 3.11 --seed /opt/jaxlings
 fi
 /opt/jaxlings/bin/python -m pip install -q --upgrade pip
-/opt/jaxlings/bin/python -m pip install -q -c /autograder/source/constraints.txt \\
-    --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
+# The CPU build of torch, from PyTorch's own index (PyPI's Linux wheel is the
+# multi-GB CUDA one); its dependencies are re-pinned by the next line.
+/opt/jaxlings/bin/python -m pip install -q --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
 /opt/jaxlings/bin/python -m pip install -q -c /autograder/source/constraints.txt -e /autograder/source
 # Compile and warm the caches once, at build time, not on every submission.
 JAXLINGS_COURSE_ROOT=/autograder/source /opt/jaxlings/bin/python -c 'import jax, flax, optax, pytest'
@@ -49,7 +50,8 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 set -uo pipefail
 export JAXLINGS_COURSE_ROOT=/autograder/source
 cd /autograder/source
-exec /opt/jaxlings/bin/python -m course grade --gradescope {options}
+exec /opt/jaxlings/bin/python -m course grade --gradescope \\
+    --submission /autograder/submission --results /autograder/results/results.json {options}
 """
 
 
