@@ -75,7 +75,8 @@ def print_result(console: Console, result: Any) -> None:
     from rich.text import Text
 
     style = "green" if result.passed else "red"
-    title = f"{result.exercise}: {result.headline}"
+    # The message opens with the cause in words; the title says where and which way.
+    title = f"✓ {result.exercise}: passed" if result.passed else f"✗ {result.exercise}: not passed yet"
     body = Text(result.message)
     if not result.passed and result.output.strip():
         body.append("\n\nYour code printed:\n", style="dim")
