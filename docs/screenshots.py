@@ -19,20 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
 
-async def settle(pilot) -> None:
-    app = pilot.app
-    await pilot.pause()
-    for _ in range(20):
-        busy = [w for w in app.workers if w.group != "watch" and not w.is_finished]
-        if not busy:
-            break
-        await app.workers.wait_for_complete(busy)
-        await pilot.pause()
-    await pilot.pause(0.3)
-
-
 async def main() -> None:
     from course.tui.app import JaxlingsApp
+    from course.tui.pilot import settle
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
@@ -42,20 +31,20 @@ async def main() -> None:
 
         app = JaxlingsApp()
         async with app.run_test(size=(100, 30)) as pilot:
-            await settle(pilot)
+            await settle(pilot, 0.3)
             app.save_screenshot("screenshot-map.svg", str(DOCS))
 
         app = JaxlingsApp()
         async with app.run_test(size=(150, 40)) as pilot:
-            await settle(pilot)
+            await settle(pilot, 0.3)
             app.open_lesson("arrays")
-            await settle(pilot)
+            await settle(pilot, 0.3)
             lesson = app.screen
             # Scroll to the first side-by-side pair.
             pairs = lesson.query("CodePair")
             if pairs:
                 pairs.first().scroll_visible(top=True, animate=False)
-            await settle(pilot)
+            await settle(pilot, 0.3)
             app.save_screenshot("screenshot-lesson.svg", str(DOCS))
     print(f"wrote {DOCS / 'screenshot-map.svg'} and {DOCS / 'screenshot-lesson.svg'}")
 

@@ -31,20 +31,6 @@ def workspace(tmp_path, monkeypatch) -> Path:
     return ws
 
 
-async def settle(pilot) -> None:
-    """Wait until every worker but the file watcher has finished, including
-    workers started by the ones that just finished."""
-    app = pilot.app
-    await pilot.pause()  # a screen just pushed starts its workers when it mounts
-    for _ in range(20):
-        busy = [w for w in app.workers if w.group != "watch" and not w.is_finished]
-        if not busy:
-            break
-        await app.workers.wait_for_complete(busy)
-        await pilot.pause()
-    await pilot.pause()
-
-
 async def wait_until(pilot, condition, timeout: float = 20.0) -> None:
     """Pump the app until `condition()` holds (a bound, not a timing assertion)."""
     import asyncio

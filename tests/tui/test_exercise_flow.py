@@ -9,9 +9,10 @@ import pytest
 from course.tui.app import JaxlingsApp
 from course.tui.screens.confirm import ConfirmScreen
 from course.tui.screens.exercise import ExerciseScreen
+from course.tui.pilot import settle
 from course.tui.screens.lesson import LessonScreen
 
-from .conftest import COURSE, settle, wait_until
+from .conftest import COURSE, wait_until
 from .fakes import FakeLabServices, FakeOutcome, FakeResult
 
 FAILED = FakeResult("scale", False, "wrong_result", "", [FakeOutcome("test_scale_matches_reference", "failed", "wrong_result", "expected 2.0, got 1.0")])

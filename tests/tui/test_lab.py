@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from course.tui.app import JaxlingsApp
+from course.tui.pilot import settle
 from course.tui.screens.lab import LabScreen
 
-from .conftest import settle, wait_until
+from .conftest import wait_until
 from .fakes import FakeLabServices
 
 pytestmark = pytest.mark.anyio

@@ -7,8 +7,9 @@ pinned because its releases change rendering.
 from __future__ import annotations
 
 from course.tui.app import JaxlingsApp
+from course.tui.pilot import settle
 
-from .conftest import no_blink, settle
+from .conftest import no_blink
 from .fakes import FakeLabServices, FakeOutcome, FakeResult
 
 FAILED = FakeResult(
