@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from course.catalog import load_catalog  # noqa: E402
-from course.runner import CheckSession  # noqa: E402
+from course.engine.runner import CheckSession  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "course"
 TARGET_S = 1.0

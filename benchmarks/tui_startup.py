@@ -34,7 +34,7 @@ async def probe(pilot):
     # auto_pilot runs once the first screen has been composed and painted.
     marks["first_frame"] = time.time() - t0
     marks["heavy_before_first_frame"] = sorted(
-        m for m in ("jax", "torch", "course.runner") if m in sys.modules)
+        m for m in ("jax", "torch", "course.engine.runner") if m in sys.modules)
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     assert pilot.app.catalog is not None

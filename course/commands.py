@@ -88,7 +88,7 @@ def print_result(console: Console, result: Any) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from course.runner import run_exercise
+    from course.engine.runner import run_exercise
 
     catalog = _catalog()
     if catalog is None:
@@ -326,7 +326,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from course.progress import Progress
-    from course.runner import CheckSession
+    from course.engine.runner import CheckSession
 
     catalog = _catalog()
     if catalog is None:
@@ -465,7 +465,7 @@ def cmd_lesson(args: argparse.Namespace) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from course.progress import Progress
-    from course.runner import CheckSession
+    from course.engine.runner import CheckSession
 
     catalog = _catalog()
     if catalog is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from course.catalog import load_catalog
-from course.runner import CheckSession
+from course.engine.runner import CheckSession
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
 
@@ -44,7 +44,7 @@ QUIET = """
 import sys
 from pathlib import Path
 from course.catalog import load_catalog
-from course.runner import CheckSession
+from course.engine.runner import CheckSession
 
 catalog = load_catalog(Path(sys.argv[1]))
 broken = Path(sys.argv[2])

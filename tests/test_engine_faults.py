@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from course.catalog import load_catalog
-from course.runner import CheckSession
+from course.engine.runner import CheckSession
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
 
@@ -218,7 +218,7 @@ def test_exception_traceback_points_into_the_learner_file_only(check):
     _fails(result, "exception")
     assert "KeyError" in result.message
     assert "line 2, in helper" in result.message and "line 5, in scale" in result.message
-    assert "course/child.py" not in result.message and "runner.py" not in result.message
+    assert "course/engine/child.py" not in result.message and "runner.py" not in result.message
 
 
 def test_crash_by_signal(check):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from course.catalog import load_catalog
-from course.runner import CheckSession
+from course.engine.runner import CheckSession
 
 ALTERNATIVES = Path(__file__).parent / "alternatives"
 CATALOG = load_catalog()

@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_core_modules_do_not_import_textual():
     code = (
         "import sys\n"
-        "import course.catalog, course.runner, course.progress, course.commands, course.checking, course.plain\n"
+        "import course.catalog, course.engine.runner, course.progress, course.commands, course.engine.checking, course.engine.wire\n"
         "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
         "print(','.join(bad))\n"
     )

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from course.checking import assert_close, fail
+from course.engine.checking import assert_close, fail
 
 
 def _shape(rng, ndim_min=1, ndim_max=3):

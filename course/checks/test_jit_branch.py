@@ -7,7 +7,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from course.checking import assert_close
+from course.engine.checking import assert_close
 
 
 def probe_clip(module, g, max_norm):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from course.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail
 
 TIMEOUT = 60
 

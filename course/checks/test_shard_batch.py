@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail
 
 TIMEOUT = 90
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}

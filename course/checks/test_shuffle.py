@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail
 
 # Key-reuse checking traces every random call afresh: compiles need headroom on a busy CPU.
 TIMEOUT = 60

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.checking import assert_close
+from course.engine.checking import assert_close
 
 TIMEOUT = 60
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.checking import assert_equal, fail
+from course.engine.checking import assert_equal, fail
 
 TIMEOUT = 60
 READY_S = 0.03

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.checking import assert_close, fail
+from course.engine.checking import assert_close, fail
 
 TIMEOUT = 90
 

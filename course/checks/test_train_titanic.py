@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail
 
 # An uncompiled NNX loop takes a while on a slow CPU; compiled, a few seconds.
 TIMEOUT = 300

@@ -247,7 +247,7 @@ def grade(opts: Options) -> Outcome:
 
 def _time_budget(exercise, checks_dirs: list[Path]) -> float:
     """The engine's time limit for the exercise's checks, one per check module it will run."""
-    from course.runner import DEFAULT_TIMEOUT, check_settings
+    from course.engine.runner import DEFAULT_TIMEOUT, check_settings
 
     def one(path: Path) -> float:
         try:

@@ -1,4 +1,4 @@
-"""The grader's one doorway into the check engine (`course.runner`).
+"""The grader's one doorway into the check engine (`course.engine.runner`).
 
 Each check run gets a `CheckSession` of its own, because the sandbox prefix
 and the working folder belong to one throw-away copy. Starting a learner child
@@ -17,8 +17,8 @@ import dataclasses
 import re
 from pathlib import Path
 
-from course.runner import CheckSession, ExerciseResult
-from course.sandbox import DEFAULT_MEMORY_MB, LearnerProcess
+from course.engine.runner import CheckSession, ExerciseResult
+from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess
 
 MAX_OUTPUT = 4000
 

@@ -70,7 +70,7 @@ class Services:
 
     def _open_session(self):
         if self._session is None:
-            from course.runner import CheckSession
+            from course.engine.runner import CheckSession
 
             self._session = CheckSession()
         return self._session

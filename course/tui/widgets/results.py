@@ -34,7 +34,7 @@ def result_content(result: Any) -> Content:
         )
     else:
         head = f"{len(failed)} of {len(checks)} checks failed" if checks else getattr(result, "headline", "Not passed")
-        from course.runner import HEADLINES  # here, not at start-up: the runner brings NumPy
+        from course.engine.runner import HEADLINES  # here, not at start-up: the runner brings NumPy
 
         cause = f": {HEADLINES.get(result.cause, result.cause)}" if result.cause else ""
         parts.append(Content.from_markup(f"[b $error]{FAIL} {head}[/]$cause.", cause=cause))

@@ -1,6 +1,6 @@
 """An instructor's extra hidden check: integer inputs keep an integer dtype."""
 
-from course.checking import assert_close
+from course.engine.checking import assert_close
 
 
 def test_adds_integers(learner, reference, rng):

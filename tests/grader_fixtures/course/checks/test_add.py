@@ -1,4 +1,4 @@
-from course.checking import assert_close
+from course.engine.checking import assert_close
 
 TIMEOUT = 8
 

@@ -1,6 +1,6 @@
 import numpy as np
 
-from course.checking import assert_close
+from course.engine.checking import assert_close
 
 
 def test_clip_matches_reference(learner, reference, rng):

@@ -1,6 +1,6 @@
 import numpy as np
 
-from course.checking import assert_close
+from course.engine.checking import assert_close
 
 TIMEOUT = 30
 

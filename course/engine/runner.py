@@ -2,7 +2,7 @@
 
 Trust model (DESIGN.md): pytest runs the check module here, in the trusted
 parent; the reference solution is imported here too; the learner's module is
-imported only in a child process (`course.sandbox`) that answers with plain
+imported only in a child process (`course.engine.sandbox`) that answers with plain
 data. The verdict is built from pytest's own outcomes, collected by a plugin
 object in this process, never from anything the child prints or writes.
 
@@ -26,11 +26,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course import checking
+from course.engine import checking
 from course.catalog import Exercise, checks_dir
-from course.checking import CheckFailure, LearnerFailure
-from course.plain import from_wire, to_plain, to_wire
-from course.sandbox import DEFAULT_MEMORY_MB, LearnerProcess, WarmPool, child_environment, encode_args
+from course.engine.checking import CheckFailure, LearnerFailure
+from course.engine.wire import from_wire, to_plain, to_wire
+from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess, WarmPool, child_environment, encode_args
 
 CAUSES = (
     "syntax_error", "import_error", "missing_name", "signature", "exception", "timeout",

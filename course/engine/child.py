@@ -1,11 +1,11 @@
 """The learner's process: loads one learner module and answers calls on it.
 
-Started by `course.sandbox` as `python -I course/child.py [--memory-mb N]
+Started by `course.engine.sandbox` as `python -I course/engine/child.py [--memory-mb N]
 [--preload]`. It speaks a tiny protocol over its original stdin/stdout
 (length-prefixed JSON frames); the learner's code gets /dev/null as stdin and
 stderr as stdout, so a stray `print` can never corrupt the protocol. Whatever
 the learner's code does here, the parent only ever receives plain data
-(`course.plain`), and it decides the verdict.
+(`course.engine.wire`), and it decides the verdict.
 
 Nothing here is trusted by the parent: a learner can make this process send
 any bytes it likes. That is fine because the parent treats every reply as the
@@ -20,7 +20,7 @@ import sys
 if __name__ == "__main__":
     # Run as a script with -I: make the `course` package importable without
     # putting the learner's folder or the current directory on sys.path.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 import inspect
 import json
@@ -125,7 +125,7 @@ class Child:
         return hasattr(self._module(), str(msg["name"]))
 
     def op_call(self, msg: dict) -> Any:
-        from course.plain import from_wire
+        from course.engine.wire import from_wire
 
         name = str(msg["name"])
         module = self._module()
@@ -148,7 +148,7 @@ class Child:
         return self._plain(result, f"the value returned by `{name}`")
 
     def op_probe(self, msg: dict) -> Any:
-        from course.plain import from_wire
+        from course.engine.wire import from_wire
 
         module = self._module()
         fn_name = str(msg["fn"])
@@ -171,7 +171,7 @@ class Child:
         return self.module
 
     def _plain(self, value: Any, where: str) -> Any:
-        from course.plain import NotPlainData, to_plain
+        from course.engine.wire import NotPlainData, to_plain
 
         try:
             return to_plain(value, where=where)
@@ -224,7 +224,7 @@ class Child:
 
     # -- main loop -----------------------------------------------------------
     def handle(self, msg: dict) -> dict:
-        from course.plain import NotPlainData, to_wire
+        from course.engine.wire import NotPlainData, to_wire
 
         op = getattr(self, "op_" + str(msg.get("op")), None)
         if op is None:

@@ -12,7 +12,7 @@ import optax
 import pytest
 from flax import nnx
 
-from course.plain import DecodeError, NotPlainData, decode, encode, to_plain
+from course.engine.wire import DecodeError, NotPlainData, decode, encode, to_plain
 
 
 def roundtrip(value):

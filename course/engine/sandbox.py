@@ -1,10 +1,10 @@
 """The parent's side of the learner's process: start it, talk to it, limit it, end it.
 
-A `LearnerProcess` runs `course/child.py` with a wall-clock limit per request
+A `LearnerProcess` runs `course/engine/child.py` with a wall-clock limit per request
 and a memory limit, and turns everything that can go wrong on the child's side
 (timeout, out of memory, crash, exit, garbage on the wire) into a
 `LearnerFailure` with its own cause. Its replies are decoded with
-`course.plain.from_wire`: plain data only, never unpickled.
+`course.engine.wire.from_wire`: plain data only, never unpickled.
 
 `WarmPool` keeps one child started ahead of time (libraries imported, no
 learner module loaded yet); each child serves one exercise run and is then
@@ -28,9 +28,9 @@ from typing import Any
 
 import psutil
 
-from course.checking import LearnerFailure
-from course.child import HEADER
-from course.plain import DecodeError, from_wire, to_wire
+from course.engine.checking import LearnerFailure
+from course.engine.child import HEADER
+from course.engine.wire import DecodeError, from_wire, to_wire
 
 CHILD_SCRIPT = Path(__file__).resolve().parent / "child.py"
 DEFAULT_MEMORY_MB = int(os.environ.get("JAXLINGS_MEMORY_MB", "4096"))
@@ -335,7 +335,7 @@ class WarmPool:
 
 
 def encode_args(args: tuple, kwargs: dict) -> dict:
-    from course.plain import to_plain
+    from course.engine.wire import to_plain
 
     return {
         "args": to_wire(to_plain(list(args), where="the arguments")),

@@ -1,0 +1,8 @@
+"""The trust boundary: everything between a hidden check and the learner's code.
+
+- `runner`: runs pytest on a check module in this (trusted) process and builds the verdict;
+- `sandbox`: starts, limits and ends the learner's process;
+- `child`: the learner's process itself (untrusted: nothing it says is believed);
+- `wire`: plain data, the only thing that crosses between the two;
+- `checking`: what checks use to judge evidence (assertions, failures).
+"""
