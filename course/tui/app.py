@@ -163,18 +163,21 @@ class JaxlingsApp(App[int]):
 
     # -- a terminal too small for the layout --------------------------------------
     def on_resize(self, event: events.Resize) -> None:
-        self._check_size()
+        # Runs before App's own handler has recorded the new size.
+        self._check_size(event.size.width, event.size.height)
 
     def on_ready(self) -> None:
         self._check_size()
 
-    def _check_size(self) -> None:
-        small = too_small(self.size.width, self.size.height)
+    def _check_size(self, width: int | None = None, height: int | None = None) -> None:
+        width = self.size.width if width is None else width
+        height = self.size.height if height is None else height
+        small = too_small(width, height)
         notice = next((s for s in self.screen_stack if isinstance(s, TooSmallScreen)), None)
         if small and notice is None:
             self.push_screen(TooSmallScreen())
         elif small and notice is not None and notice.is_mounted:
-            notice.update_size(self.size.width, self.size.height)
+            notice.update_size(width, height)
         elif not small and notice is not None and self.screen is notice:
             self.pop_screen()
 

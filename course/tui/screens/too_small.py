@@ -25,7 +25,8 @@ class TooSmallScreen(ModalScreen[None]):
         yield Static(id="too-small-text")
 
     def on_mount(self) -> None:
-        self.update_size(self.app.size.width, self.app.size.height)
+        size = self.app.size
+        self.update_size(size.width, size.height)
 
     def update_size(self, width: int, height: int) -> None:
         self.query_one("#too-small-text", Static).update(
