@@ -69,7 +69,7 @@ def test_reset_confirmation(workspace, snap_compare):
         pilot.app.open_exercise("scale")
         await settle(pilot)
         no_blink(pilot.app)
-        await pilot.press("escape", "r")
+        await pilot.press("r")
         await settle(pilot)
 
     assert snap_compare(app(), terminal_size=(80, 24), run_before=ready)

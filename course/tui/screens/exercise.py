@@ -62,13 +62,13 @@ def failing_line(result: Any, file_name: str) -> int | None:
 
 class ExerciseScreen(CourseScreen):
     BINDINGS = [
-        Binding("ctrl+s", "save_check", "Save & check", id="exercise.save", priority=True,
+        Binding("ctrl+s", "save_check", "Save+check", id="exercise.save", priority=True,
                 tooltip="Write the file and run the checks"),
-        Binding("ctrl+r,f5", "check", "Check", id="exercise.check", priority=True,
+        Binding("ctrl+r,f5", "check", "Check", id="exercise.check", priority=True, show=False,
                 tooltip="Run the checks on the saved file"),
-        Binding("ctrl+g", "goto_line", "Go to line", id="exercise.goto", priority=True,
+        Binding("ctrl+g", "goto_line", "Line", id="exercise.goto", priority=True,
                 tooltip="Jump to a line of your file (the failing line, after a failed check)"),
-        Binding("ctrl+o", "external_editor", "My editor", id="exercise.external", priority=True,
+        Binding("ctrl+o", "external_editor", "Editor", id="exercise.external", priority=True,
                 tooltip="Edit in $VISUAL / $EDITOR; the checks run when you save there"),
         Binding("escape", "leave", "Back", id="exercise.back", priority=True,
                 tooltip="In the editor: leave it without typing (letter keys then work); "
@@ -152,7 +152,9 @@ class ExerciseScreen(CourseScreen):
             with TabPane("Hints", id="tab-hints"):
                 with VerticalScroll():
                     yield Static("", id="hints")
-        yield Footer()
+        # At 80 columns the letter keys must fit beside the Ctrl keys: compact, and
+        # Ctrl+P (the same on every screen) is left to the map's footer and the help.
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.exercise.name} · {self.app.catalog.lesson_of(self.exercise.name).title}"
