@@ -19,7 +19,7 @@ from course.tui.screens.map import MapScreen
 from course.tui.screens.unsaved import UnsavedScreen
 from course.tui.services import Services
 
-from .conftest import COURSE
+from .conftest import COURSE, wait_until
 from .fakes import FakeLabServices, FakeOutcome, FakeResult
 
 pytestmark = pytest.mark.anyio
@@ -294,3 +294,17 @@ async def test_reset_marks_the_exercise_pending_and_keeps_a_backup(workspace):
     saved = json.loads((workspace / "progress.json").read_text())
     assert "scale" not in saved["exercises"]
     assert scale_file(workspace).read_text() == STARTER
+
+
+async def test_a_file_that_goes_bad_on_disk_is_not_saved_over(workspace):
+    target = scale_file(workspace)
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+    async with app.run_test() as pilot:
+        screen = await open_from_map(pilot)
+        broken = b"# caf\xe9\n"
+        target.write_bytes(broken)  # another editor saved it as latin-1
+        await wait_until(pilot, lambda: screen.load_error is not None)
+        assert not screen.editor.display
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    assert target.read_bytes() == broken

@@ -98,6 +98,9 @@ class ExerciseScreen(CourseScreen):
     class FileChanged(Message):
         text: str
 
+    class FileUnreadable(Message):
+        """The file on disk changed into something this editor must not save over."""
+
     @dataclass
     class Saved(Message):
         text: str
@@ -276,8 +279,29 @@ class ExerciseScreen(CourseScreen):
             self.exercise.exercise_path(),
             worker.cancelled_event,
             lambda text: self.post_message(self.FileChanged(text)),
+            lambda: self.post_message(self.FileUnreadable()),
         )
         self.watch_mode = mode
+
+    @work(thread=True, exclusive=True, group="reread", exit_on_error=False, description="reading your file")
+    def on_exercise_screen_file_unreadable(self, event: FileUnreadable) -> None:
+        text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
+        if error is None:
+            self.post_message(self.FileChanged(text))
+        else:
+            self.app.call_from_thread(self._file_went_bad, error)
+
+    def _file_went_bad(self, error: str) -> None:
+        if self.dirty():
+            # The learner's edits live only here now: keep them (still marked unsaved).
+            self.notify(
+                f"{error} Your edits here are kept; Ctrl+S writes them as UTF-8.",
+                title="File changed on disk",
+                severity="warning",
+                timeout=15,
+            )
+            return
+        self._show_load_error(error)
 
     def on_exercise_screen_file_changed(self, event: FileChanged) -> None:
         if event.text == self.disk_text or event.text == self.saving_text:
