@@ -149,8 +149,14 @@ class JaxlingsApp(App[int]):
         path = self.services.progress_path()
 
         def changed(_text: str) -> None:
-            if self.progress is not None:
-                self.post_message(self.ProgressReloaded(self.services.reload_progress(self.progress)))
+            if self.progress is None:
+                return
+            try:
+                progress = self.services.reload_progress(self.progress)
+            except OSError as error:  # unreadable for a moment: the next change tries again
+                self.log.warning(f"could not reload progress: {error}")
+                return
+            self.post_message(self.ProgressReloaded(progress))
 
         watch_file(path, worker.cancelled_event, changed)
 

@@ -81,8 +81,13 @@ async def test_the_failing_line_is_a_link_and_g_jumps_to_it(workspace):
         await settle(pilot)
         assert screen.failure_line == 9
         content = screen.query_one("#results").render()
-        assert any("goto_line(9)" in str(span.style) for span in content.spans)
+        assert any("jump_to_line(9)" in str(span.style) for span in content.spans)
         assert app.focused is not screen.editor
+        await pilot.click("#results", offset=(4, 1))  # the link, under the headline
+        await pilot.pause()
+        assert app.focused is screen.editor and screen.editor.cursor_location[0] == 8
+        await pilot.press("escape")
+        screen.editor.cursor_location = (0, 0)
         await pilot.press("g")
         await pilot.pause()
         assert app.focused is screen.editor and screen.editor.cursor_location[0] == 8

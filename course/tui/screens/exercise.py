@@ -442,8 +442,12 @@ class ExerciseScreen(CourseScreen):
 
         self.app.push_screen(GotoLineScreen(self.editor.document.line_count, self.failure_line), answered)
 
+    def action_jump_to_line(self, line: int) -> None:
+        """The link to the failing line in the results."""
+        self.goto_line(line)
+
     def goto_line(self, line: int) -> None:
-        """Into the editor at `line` (also the action behind the link in the results)."""
+        """Into the editor at `line`."""
         if self.load_error is not None or self.disk_text is None:
             return
         editor = self.editor

@@ -43,7 +43,7 @@ def result_content(result: Any, failure_line: int | None = None) -> Content:
     if failure_line is not None:
         parts.append(
             Content.from_markup(
-                f"[b][@click=screen.goto_line({int(failure_line)})]→ Go to line {int(failure_line)}[/][/b] "
+                f"[b][@click=screen.jump_to_line({int(failure_line)})]→ Go to line {int(failure_line)}[/][/b] "
                 "[dim](click it, or g outside the editor)[/dim]"
             )
         )
