@@ -61,7 +61,8 @@ class Services:
 
     def read_learner_file(self, path: Path) -> tuple[str | None, str | None]:
         """(text, None), or (None, why it cannot be edited here) for a file that
-        must never be written back: missing, unreadable, or not UTF-8."""
+        must never be written back: missing, unreadable, or not UTF-8 (the same
+        test the check runner and the CLI apply, where the core offers it)."""
         path = Path(path)
         try:
             data = path.read_bytes()
@@ -72,10 +73,15 @@ class Services:
         try:
             return data.decode("utf-8"), None
         except UnicodeDecodeError as error:
+            try:
+                from course.workspace import utf8_problem
+            except ImportError:
+                problem = f"{path.name} is not UTF-8 text (byte {error.start} cannot be decoded)."
+            else:
+                problem = utf8_problem(data, path.name)
             return None, (
-                f"{path.name} is not UTF-8 text (byte {error.start} cannot be decoded), so it is "
-                "not opened here and never saved from here. Fix its encoding in your own editor, "
-                "or reset it (r)."
+                f"{problem} It is not opened here, so nothing here can save over it. "
+                "Fix its encoding in your own editor, or reset it (r; your file is kept as a backup)."
             )
 
     def write_text(self, path: Path, text: str) -> None:
@@ -107,12 +113,12 @@ class Services:
             raise
 
     # -- the learner's own editor ---------------------------------------------------
-    def resolve_editor(self) -> tuple[list[str] | None, str]:
+    def resolve_editor(self) -> tuple[list[str] | None, str | None]:
         """The command for $VISUAL/$EDITOR (else a common terminal editor), checked to
-        exist before the app hands the terminal over. Returns (argv, "") or
-        (None, why not)."""
+        exist before the app hands the terminal over. Returns (argv, None),
+        (None, why not), or (argv, a warning worth showing before it runs)."""
         try:
-            from course.editor import resolve_editor  # shared with the CLI where present
+            from course.editor import resolve_editor  # shared with `jaxlings doctor` where present
         except ImportError:
             resolve_editor = None
         if resolve_editor is not None:
@@ -129,11 +135,11 @@ class Services:
                 continue
             if shutil.which(argv[0]) is None:
                 return None, f"${var} is {value!r}, but {argv[0]!r} is not an installed program."
-            return argv, ""
+            return argv, None
         for name in ("nano", "vim", "vi", "emacs"):
             found = shutil.which(name)
             if found:
-                return [found], ""
+                return [found], None
         return None, "No editor found. Set $EDITOR, for example: export EDITOR=nano."
 
     # -- where the learner left off ----------------------------------------------------
@@ -166,10 +172,17 @@ class Services:
 
         commands.restore_starter(exercise)
 
-    def reset_exercise(self, exercise, progress) -> Path | None:
-        """Back up the learner's file under .jaxlings/backups/, restore the starter
-        and mark the exercise pending. Returns the backup's path (None: nothing
-        to back up)."""
+    def reset_exercise(self, exercise, progress) -> tuple[Path | None, Any]:
+        """Restore the starter, keep the learner's code under .jaxlings/backups/ and
+        mark the exercise pending. Returns (the backup, or None when there was
+        nothing to keep; the progress as it now is)."""
+        try:
+            from course.workspace import reset_exercise  # the same reset as `jaxlings reset`
+        except ImportError:
+            reset_exercise = None
+        if reset_exercise is not None:
+            outcome = reset_exercise(exercise, progress.path)
+            return outcome.backup, self.reload_progress(progress)
         from course import paths
 
         source = exercise.exercise_path()
@@ -182,7 +195,7 @@ class Services:
             shutil.copy2(source, backup)
         self.restore_starter(exercise)
         progress.reset(exercise.name)
-        return backup
+        return backup, progress
 
     # -- checks -----------------------------------------------------------------
     def warm_up_checks(self) -> None:

@@ -536,11 +536,12 @@ class ExerciseScreen(CourseScreen):
 
     @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="resetting the exercise")
     def _reset(self) -> None:
-        backup = self.app.services.reset_exercise(self.exercise, self.app.progress)
+        backup, progress = self.app.services.reset_exercise(self.exercise, self.app.progress)
         text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
-        self.app.call_from_thread(self._after_reset, text, error, backup)
+        self.app.call_from_thread(self._after_reset, text, error, backup, progress)
 
-    def _after_reset(self, text: str | None, error: str | None, backup: Path | None) -> None:
+    def _after_reset(self, text: str | None, error: str | None, backup: Path | None, progress: Any) -> None:
+        self.app.progress = progress
         self.disk_text = None
         self.failure_line = None
         self.passed = self.app.progress.is_done(self.exercise.name)
@@ -585,8 +586,10 @@ class ExerciseScreen(CourseScreen):
     def action_external_editor(self) -> None:
         command, problem = self.app.services.resolve_editor()
         if command is None:
-            self.notify(problem, title="Your editor cannot start", severity="warning", timeout=12)
+            self.notify(problem or "No editor found.", title="Your editor cannot start", severity="warning", timeout=12)
             return
+        if problem:
+            self.notify(problem, title="About your editor", severity="warning", timeout=12)
         self.confirm_leave(lambda: self._run_external(command), "opening your editor")
 
     def _run_external(self, command: list[str]) -> None:
