@@ -205,54 +205,13 @@ def cmd_hint(args: argparse.Namespace) -> int:
 # -- reset ----------------------------------------------------------------------------
 
 
-class ResetError(Exception):
-    """The starter file cannot be restored; the message says why and what to do."""
-
-
-def pristine_starter(exercise: Any) -> str:
-    """The starter file as shipped with the course.
-
-    When the workspace is separate from the course (JAXLINGS_WORKSPACE), the
-    course's own exercises/ is pristine. When the learner edits the course
-    checkout itself, the pristine copy is the committed one: `git show HEAD:...`.
-    """
-    from course import paths
-    from course.catalog import default_workspace
-
-    root = (exercise.root or paths.course_root()).resolve()
-    relative = f"exercises/{exercise.file}"
-    if default_workspace(exercise.root).resolve() != root:
-        source = root / relative
-        if source.is_file():
-            return source.read_text(encoding="utf-8")
-        raise ResetError(f"the course at {root} has no {relative} to restore from.")
-    try:
-        proc = subprocess.run(["git", "-C", str(root), "show", f"HEAD:./{relative}"],
-                              capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ResetError(f"cannot run git to find the original {relative} ({e}). "
-                         "Restore it from a fresh copy of the course.") from None
-    if proc.returncode != 0:
-        reason = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise ResetError(
-            f"cannot find the original {relative}: the course folder {root} is not a git checkout "
-            f"with that file committed ({reason[-1] if reason else 'git failed'}). "
-            "Restore it from a fresh copy of the course."
-        )
-    return proc.stdout.decode("utf-8")
-
-
-def restore_starter(exercise: Any) -> None:
-    """Overwrite the learner's file with the pristine starter (atomically). Raises ResetError."""
-    text = pristine_starter(exercise)
-    target = exercise.exercise_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.jaxlings-reset")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+# The app imports these from here; they live in the core module course.workspace.
+from course.workspace import ResetError, pristine_starter, restore_starter  # noqa: E402,F401
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
+    from course.workspace import reset_exercise
+
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
@@ -262,18 +221,23 @@ def cmd_reset(args: argparse.Namespace) -> int:
     target = ex.exercise_path()
     if not args.yes:
         try:
-            answer = input(f"Overwrite {target} with the original starter? Your changes will be lost. [y/N] ")
+            answer = input(f"Replace {target} with the original starter? "
+                           "Your code is kept in .jaxlings/backups/. [y/N] ")
         except EOFError:  # no one to answer (stdin closed): the safe answer is no
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing changed.")
             return EXIT_FAIL
     try:
-        restore_starter(ex)
+        outcome = reset_exercise(ex)
     except (ResetError, OSError) as e:
         _err(str(e))
         return EXIT_FAIL
-    _console().print(f"Restored the starter of [bold]{ex.name}[/] in {target}.")
+    console = _console()
+    console.print(f"Restored the starter of [bold]{escape(ex.name)}[/] in {escape(str(target))}; "
+                  "it is pending again.")
+    if outcome.backup is not None:
+        console.print(f"Your code was saved to {escape(str(outcome.backup))}.")
     return EXIT_OK
 
 

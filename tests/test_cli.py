@@ -97,7 +97,7 @@ def test_reset_asks_first(course, capsys, monkeypatch):
     mine.write_text("# my work\n")
     monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
     assert main(["reset", "fx_scale"]) == 1
-    assert "Overwrite" in capsys.readouterr().out
+    assert "Replace" in capsys.readouterr().out
     assert mine.read_text() == "# my work\n"
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # nobody to ask: nothing happens
     assert main(["reset", "fx_scale"]) == 1
@@ -105,6 +105,40 @@ def test_reset_asks_first(course, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
     assert main(["reset", "fx_scale"]) == 0
     assert mine.read_text() == (root / "exercises" / "01_basics" / "scale.py").read_text()
+
+
+def test_reset_makes_a_passed_exercise_pending_and_keeps_a_backup(course, capsys):
+    root, ws = course
+    mine = ws / "exercises" / "01_basics" / "scale.py"
+    mine.write_text(SOLVED_SCALE)
+    code, _ = run_json(capsys, "check", "fx_scale")
+    assert code == 0
+    assert run_json(capsys, "list")[1]["done"] == 1
+
+    assert main(["reset", "fx_scale", "--yes"]) == 0
+    out = capsys.readouterr().out
+    backups = list((ws / ".jaxlings" / "backups").iterdir())
+    assert len(backups) == 1 and backups[0].name.startswith("fx_scale-") and backups[0].suffix == ".py"
+    assert backups[0].read_text() == SOLVED_SCALE
+    assert str(backups[0]) in out.replace("\n", "")
+    assert mine.read_text() == (root / "exercises" / "01_basics" / "scale.py").read_text()
+
+    code, data = run_json(capsys, "list")
+    assert data["done"] == 0 and data["next"] == "fx_scale"
+    assert data["exercises"][0]["done"] is False and data["exercises"][0]["attempts"] == 0
+
+    # A second reset of a file that is the starter already has nothing to keep.
+    assert main(["reset", "fx_scale", "--yes"]) == 0
+    assert len(list((ws / ".jaxlings" / "backups").iterdir())) == 1
+
+
+def test_reset_keeps_the_exact_bytes_of_a_file_that_is_not_utf8(course, capsys):
+    root, ws = course
+    mine = ws / "exercises" / "01_basics" / "scale.py"
+    mine.write_bytes(b"# caf\xe9\nx = 1\n")
+    assert main(["reset", "fx_scale", "--yes"]) == 0
+    (backup,) = (ws / ".jaxlings" / "backups").iterdir()
+    assert backup.read_bytes() == b"# caf\xe9\nx = 1\n"
 
 
 def test_reset_in_a_git_checkout_uses_the_committed_starter(tmp_path, monkeypatch, capsys):
