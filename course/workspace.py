@@ -22,6 +22,15 @@ class NotUtf8Error(ValueError):
     """A source file that Python would refuse: its bytes are not UTF-8 text."""
 
 
+def first_non_utf8(data: bytes) -> tuple[int, int] | None:
+    """(line, byte) of the first byte that is not UTF-8, or None if `data` is UTF-8 text."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return data.count(b"\n", 0, e.start) + 1, data[e.start]
+    return None
+
+
 def utf8_problem(data: bytes, display: str) -> str | None:
     """None if `data` is UTF-8 text, else a sentence naming the first bad byte and its line.
 
@@ -29,13 +38,12 @@ def utf8_problem(data: bytes, display: str) -> str | None:
     checks and its diffs all read the learner's file as UTF-8, and they must all
     agree on whether the file is readable.
     """
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        return (f"{display} is not UTF-8 text (byte 0x{data[e.start]:02x} at line {line}); "
-                "Python reads source files as UTF-8. Save it as UTF-8 in your editor.")
-    return None
+    bad = first_non_utf8(data)
+    if bad is None:
+        return None
+    line, byte = bad
+    return (f"{display} is not UTF-8 text (byte 0x{byte:02x} at line {line}); "
+            "Python reads source files as UTF-8. Save it as UTF-8 in your editor.")
 
 
 def read_source(path: str | os.PathLike, display: str | None = None) -> str:

@@ -213,3 +213,28 @@ def test_watch_wakes_up_when_the_file_is_saved(tmp_path, poll):
     assert _wait_for_change(path, poll=poll, console=Console(file=io.StringIO())) is True
     saver.join()
     assert time.monotonic() - t0 < 30
+
+
+def test_check_fails_a_file_that_is_not_utf8(course, capsys):
+    _, ws = course
+    # Solved, but a Latin-1 byte sits in a comment, where compile() alone would not object.
+    (ws / "exercises" / "01_basics" / "scale.py").write_bytes(b"# caf\xe9\n" + SOLVED_SCALE.encode())
+    code, data = run_json(capsys, "check", "fx_scale")
+    assert code == 1 and data["passed"] is False and data["cause"] == "syntax_error"
+    assert ("exercises/01_basics/scale.py is not UTF-8 text (byte 0xe9 at line 1); "
+            "Python reads source files as UTF-8") in data["message"]
+    assert "\ufffd" not in data["message"]
+
+
+def test_read_source_agrees_with_the_checks(tmp_path):
+    from course.workspace import NotUtf8Error, read_source, utf8_problem
+
+    assert utf8_problem("x = 'é'\n".encode(), "a.py") is None
+    assert utf8_problem(b"x = 1\ny = '\xff'\n", "a.py").startswith("a.py is not UTF-8 text (byte 0xff at line 2)")
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(b"# caf\xe9\n")
+    with pytest.raises(NotUtf8Error, match="byte 0xe9 at line 1"):
+        read_source(bad)
+    good = tmp_path / "good.py"
+    good.write_text("x = 'é'\n", encoding="utf-8")
+    assert read_source(good) == "x = 'é'\n"
