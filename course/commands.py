@@ -344,7 +344,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             versions[dist] = None
     versions["python"] = sys.version.split()[0]
     devices = _devices()
-    report = {"manifest": str(manifest_path()), "problems": problems, "versions": versions, "devices": devices}
+    from course.editor import describe_editor
+
+    editor = describe_editor()
+    report = {"manifest": str(manifest_path()), "problems": problems, "versions": versions, "devices": devices,
+              "editor": editor}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -358,7 +362,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             console.print("[green]no problems[/]")
         console.print("[bold]Versions[/] " + ", ".join(f"{k} {v or 'missing'}" for k, v in versions.items()))
         console.print("[bold]Devices[/] " + ", ".join(devices))
+        _print_editor(console, editor)
     return EXIT_USAGE if problems else EXIT_OK
+
+
+def _print_editor(console: Console, editor: dict) -> None:
+    def shown(var: str) -> str:
+        value = editor[var]
+        return f"${var}={value!r}" if value else f"${var} not set"
+
+    found = f"; found at {editor['found']}" if editor["found"] else ""
+    console.print(f"[bold]Editor[/] {escape(shown('VISUAL'))}, {escape(shown('EDITOR'))}{escape(found)}")
+    if editor["problem"]:
+        console.print(f"  [yellow]{escape(editor['problem'])}[/]")
+    console.print(f"  Ctrl+O in the app {escape(editor['ctrl_o'])}.")
 
 
 def _devices() -> list[str]:

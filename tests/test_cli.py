@@ -238,3 +238,44 @@ def test_read_source_agrees_with_the_checks(tmp_path):
     good = tmp_path / "good.py"
     good.write_text("x = 'é'\n", encoding="utf-8")
     assert read_source(good) == "x = 'é'\n"
+
+
+def test_resolve_editor(tmp_path):
+    from course.editor import resolve_editor
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("myedit", "code", "nano"):
+        exe = bin_dir / name
+        exe.write_text("#!/bin/sh\n")
+        exe.chmod(0o755)
+    path = str(bin_dir)
+    assert resolve_editor({"PATH": path, "EDITOR": "myedit -n"}) == (["myedit", "-n"], None)
+    assert resolve_editor({"PATH": path, "VISUAL": "myedit", "EDITOR": "nosuch"}) == (["myedit"], None)
+    argv, problem = resolve_editor({"PATH": path, "EDITOR": "nosuch-editor"})
+    assert argv is None and "'nosuch-editor' is not on PATH" in problem
+    argv, problem = resolve_editor({"PATH": str(tmp_path / "empty"), "EDITOR": "code --wait"})
+    assert argv is None and "'code' is not on PATH" in problem
+    argv, problem = resolve_editor({"PATH": path, "EDITOR": "code"})  # starts, but returns at once
+    assert argv == ["code"] and "--wait" in problem
+    assert resolve_editor({"PATH": path, "EDITOR": "code --wait"}) == (["code", "--wait"], None)
+    argv, problem = resolve_editor({"PATH": path, "EDITOR": "'unclosed"})
+    assert argv is None and "cannot be split" in problem
+    argv, problem = resolve_editor({"PATH": path, "EDITOR": str(tmp_path / "missing" / "ed")})
+    assert argv is None and "does not exist" in problem
+    assert resolve_editor({"PATH": path}) == (["nano"], None)  # nothing set: a fallback on PATH
+    argv, problem = resolve_editor({"PATH": str(tmp_path / "empty")})
+    assert argv is None and "neither $VISUAL nor $EDITOR is set" in problem
+
+
+def test_doctor_reports_the_editor(course, capsys, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", "nosuch-editor")
+    code, data = run_json(capsys, "doctor")
+    assert code == 0
+    assert data["editor"]["EDITOR"] == "nosuch-editor" and data["editor"]["argv"] is None
+    assert "'nosuch-editor' is not on PATH" in data["editor"]["problem"]
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "$EDITOR='nosuch-editor'" in out and "is not on PATH" in out
+    assert "Ctrl+O in the app shows this problem instead of opening an editor" in out
