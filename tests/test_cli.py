@@ -279,3 +279,17 @@ def test_doctor_reports_the_editor(course, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "$EDITOR='nosuch-editor'" in out and "is not on PATH" in out
     assert "Ctrl+O in the app shows this problem instead of opening an editor" in out
+
+
+def test_a_closed_pipe_ends_quietly(course):
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first write: every write meets EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "course", "list", "--json"], cwd=REPO,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 141
