@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
+import re
 import sys
 from typing import Any
 
@@ -25,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
         parser.add_argument("name", help="exercise name" if name != "lesson" else "lesson name (or an exercise's)")
     elif name in ("check", "watch"):
         parser.add_argument("name", nargs="?", help="exercise name (default: the next pending one)")
+    if name == "check":
+        parser.add_argument("--short", action="store_true", help="show only the first failing check")
     if name in ("check", "verify"):
         parser.add_argument("--seed", type=int, help="seed for the checks' random inputs (default: a fresh one)")
     if name == "watch":
@@ -70,20 +72,42 @@ def _exercise(catalog, name: str):
         return None
 
 
-def print_result(console: Console, result: Any) -> None:
+_SEED_LINE = re.compile(r"^\(seed -?\d+(: rerun with JAXLINGS_SEED=-?\d+)?\)$")
+
+
+def failure_report(result: Any, short: bool = False) -> str:
+    """What a failed result says to the learner: every failing check in order (or, short,
+    only the first), then the seed to replay the run, once."""
+    if short:
+        return result.message
+    failing = [c for c in result.checks if c.outcome in ("failed", "error")]
+    if not failing:  # nothing more to list than the summary
+        return result.message
+    lines = [f"{result.headline}: {len(failing)} of {len(result.checks)} checks failed"]
+    for check in failing:
+        body = [ln for ln in check.message.rstrip("\n").splitlines() if not _SEED_LINE.match(ln.strip())]
+        lines.append("")
+        lines.append(f"✗ {check.name}")
+        lines.extend(f"  {ln}" for ln in body)
+    lines.append("")
+    lines.append(f"(seed {result.seed}: rerun with JAXLINGS_SEED={result.seed})")
+    return "\n".join(lines)
+
+
+def print_result(console: Console, result: Any, short: bool = False) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
     style = "green" if result.passed else "red"
     # The message opens with the cause in words; the title says where and which way.
     title = f"✓ {result.exercise}: passed" if result.passed else f"✗ {result.exercise}: not passed yet"
-    body = Text(result.message)
+    body = Text(result.message if result.passed else failure_report(result, short))
     if not result.passed and result.output.strip():
         body.append("\n\nYour code printed:\n", style="dim")
         body.append("\n".join(result.output.strip().splitlines()[-15:]), style="dim")
-    console.print(Panel(body, title=title, border_style=style, expand=False))
+    console.print(Panel(body, title=Text(title), border_style=style, expand=False))
     if result.passed:
-        console.print(f"[green]Done.[/] `jaxlings solution {result.exercise}` shows the reference solution; "
+        console.print(f"[green]Done.[/] `jaxlings solution {escape(result.exercise)}` shows the reference solution; "
                       "`jaxlings check` moves on to the next exercise.")
 
 
@@ -113,7 +137,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print_result(_console(), result)
+        print_result(_console(), result, short=args.short)
     return EXIT_OK if result.passed else EXIT_FAIL
 
 

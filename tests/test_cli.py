@@ -293,3 +293,17 @@ def test_a_closed_pipe_ends_quietly(course):
         os.close(write_end)
     assert proc.stderr == ""
     assert proc.returncode == 141
+
+
+def test_check_shows_every_failing_check_and_the_seed_once(course, capsys):
+    capsys.readouterr()
+    assert main(["check", "fx_scale", "--seed", "11"]) == 1
+    out = capsys.readouterr().out
+    assert "2 of 2 checks failed" in out
+    assert "✗ test_scale_matches" in out and "✗ test_scale_under_jit" in out
+    assert out.count("seed 11") == 1 and "rerun with JAXLINGS_SEED=11" in out
+
+    assert main(["check", "fx_scale", "--seed", "11", "--short"]) == 1
+    out = capsys.readouterr().out
+    assert "first: test_scale_matches" in out and "test_scale_under_jit" not in out
+    assert out.count("seed 11") == 1
