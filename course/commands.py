@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 from typing import Any
 
@@ -29,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
         parser.add_argument("--short", action="store_true", help="show only the first failing check")
     if name in ("check", "verify"):
         parser.add_argument("--seed", type=int, help="seed for the checks' random inputs (default: a fresh one)")
+    if name == "lesson":
+        parser.add_argument("--no-pager", action="store_true", help="print straight to the terminal, without $PAGER")
     if name == "watch":
         parser.add_argument("--poll", action="store_true",
                             help="poll the file for changes (for WSL, network drives, containers)")
@@ -65,10 +68,12 @@ def _catalog():
 
 
 def _exercise(catalog, name: str):
+    from course.lookup import NotFound, find_exercise
+
     try:
-        return catalog.exercise(name)
-    except KeyError as e:
-        _err(e.args[0])
+        return find_exercise(catalog, name)
+    except NotFound as e:
+        _err(str(e))
         return None
 
 
@@ -415,30 +420,36 @@ def _devices() -> list[str]:
 
 
 def cmd_lesson(args: argparse.Namespace) -> int:
-    from rich.markdown import Markdown
-    from rich.panel import Panel
-    from rich.syntax import Syntax
-    from rich.table import Table
-
-    from course.lessons import CodeBlock, Prose, SideBySide, load_lesson
+    from course.lessons import load_lesson
 
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
+    from course.lookup import NotFound, find_lesson
+
     try:
-        lesson = catalog.lesson(args.name)
-    except KeyError:
-        try:
-            lesson = catalog.lesson_of(args.name)
-        except KeyError as e:
-            _err(e.args[0].replace("exercise", "lesson or exercise", 1))
-            return EXIT_USAGE
+        lesson = find_lesson(catalog, args.name)
+    except NotFound as e:
+        _err(str(e))
+        return EXIT_USAGE
     try:
         text = load_lesson(lesson.lesson_path())
     except OSError as e:
         _err(f"cannot read the lesson: {e}")
         return EXIT_FAIL
     console = _console()
+    with _paged(console, enabled=not args.no_pager):
+        _print_lesson(console, text)
+    return EXIT_OK
+
+
+def _print_lesson(console: Console, text: Any) -> None:
+    from rich.markdown import Markdown
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    from course.lessons import CodeBlock, Prose, SideBySide
 
     def code_panel(block: CodeBlock, title: str) -> Panel:
         language = block.language or "text"
@@ -462,7 +473,39 @@ def cmd_lesson(args: argparse.Namespace) -> int:
             if seg.raises:
                 title = (title + " " if title else "") + f"raises {seg.raises}"
             console.print(code_panel(seg, title))
-    return EXIT_OK
+
+
+class _CommandPager:
+    """$PAGER (default `less`), run the way git runs it: through the shell, with
+    LESS=FRX unless the learner set LESS (colours pass through; a short text
+    prints and exits; the screen is not cleared on the way out)."""
+
+    def show(self, content: str) -> None:
+        command = os.environ.get("PAGER", "").strip() or "less"
+        env = {**os.environ}
+        env.setdefault("LESS", "FRX")
+        try:
+            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+        except OSError:
+            proc = None
+        if proc is not None:
+            try:
+                with proc.stdin:
+                    proc.stdin.write(content.encode("utf-8", errors="replace"))
+            except BrokenPipeError:  # the learner quit the pager before the end: fine
+                pass
+            if proc.wait() != 127:  # 127: the shell did not find the pager
+                return
+        sys.stdout.write(content)
+
+
+def _paged(console: Console, enabled: bool):
+    """Page only a real terminal: never a pipe, a file, or a dumb terminal."""
+    import contextlib
+
+    if not enabled or not sys.stdout.isatty() or not console.is_terminal or console.is_dumb_terminal:
+        return contextlib.nullcontext()
+    return console.pager(_CommandPager(), styles=True)
 
 
 # -- watch ----------------------------------------------------------------------------

@@ -307,3 +307,65 @@ def test_check_shows_every_failing_check_and_the_seed_once(course, capsys):
     out = capsys.readouterr().out
     assert "first: test_scale_matches" in out and "test_scale_under_jit" not in out
     assert out.count("seed 11") == 1
+
+
+def test_near_misses_suggest_the_right_name(capsys, monkeypatch):
+    monkeypatch.setenv("JAXLINGS_PROGRESS", "/nonexistent/never-written.json")
+    for argv, suggestion in [
+        (["lesson", "arrray"], "Did you mean: arrays?"),
+        (["lesson", "Pure-Functions"], "Did you mean: pure_functions?"),
+        (["hint", "functional-ops"], "Did you mean: functional_ops?"),
+        (["solution", "immutable_update"], "Did you mean: immutable_updates?"),
+        (["lesson", "99"], "there is no lesson number 99: the course has 17"),
+        (["hint", "zzzzzz"], "Run `jaxlings list` to see them."),
+    ]:
+        assert main(argv) == 2, argv
+        assert suggestion in capsys.readouterr().err.replace("\n", " "), argv
+
+
+def test_lessons_and_exercises_by_number_or_file(capsys):
+    from course.catalog import load_catalog
+    from course.lookup import find_exercise, find_lesson
+
+    catalog = load_catalog()
+    assert find_lesson(catalog, "2").name == catalog.lessons[1].name == "arrays"
+    assert find_lesson(catalog, "02_arrays.md").name == "arrays"
+    assert find_lesson(catalog, "lessons/02_arrays.md").name == "arrays"
+    assert find_lesson(catalog, "02_arrays").name == "arrays"
+    assert find_lesson(catalog, "interop").name == "arrays"  # an exercise's name gives its lesson
+    assert find_exercise(catalog, "1").name == "functional_ops"
+    assert find_exercise(catalog, "exercises/01_ecosystem/functional_ops.py").name == "functional_ops"
+    assert find_exercise(catalog, "functional_ops.py").name == "functional_ops"
+    assert main(["lesson", "2", "--no-pager"]) == 0
+    assert "immutable" in capsys.readouterr().out.lower()
+
+
+def _terminal_env(tmp_path, **extra):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PAGER", "LESS", "FORCE_COLOR", "COLUMNS")}
+    env.update(TERM="xterm-256color", JAXLINGS_PROGRESS=str(tmp_path / "progress.json"), **extra)
+    return env
+
+
+def test_lesson_goes_through_the_pager_only_on_a_terminal(tmp_path, capsys, monkeypatch):
+    from terminal import run_on_pty
+
+    paged = tmp_path / "paged.txt"
+    env = _terminal_env(tmp_path, PAGER=f"cat > '{paged}'")
+    code, shown = run_on_pty(["lesson", "2"], env)
+    assert code == 0, shown
+    text = paged.read_text()
+    assert "immutable" in text.lower() and "\x1b[" in text  # the lesson, with its styles
+    assert "immutable" not in shown.lower()
+
+    paged.unlink()
+    code, shown = run_on_pty(["lesson", "2", "--no-pager"], env)
+    assert code == 0 and "immutable" in shown.lower() and not paged.exists()
+
+    code, shown = run_on_pty(["lesson", "2"], {**env, "TERM": "dumb"})
+    assert code == 0 and "immutable" in shown.lower() and not paged.exists()
+
+    monkeypatch.setenv("PAGER", f"cat > '{paged}'")  # stdout is not a terminal here: never a pager
+    assert main(["lesson", "2"]) == 0
+    assert "immutable" in capsys.readouterr().out.lower() and not paged.exists()
