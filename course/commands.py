@@ -99,7 +99,10 @@ def failure_report(result: Any, short: bool = False) -> str:
     return "\n".join(lines)
 
 
-def print_result(console: Console, result: Any, short: bool = False) -> None:
+_AFTER_PASS = "`jaxlings check` moves on to the next exercise."
+
+
+def print_result(console: Console, result: Any, short: bool = False, after_pass: str | None = _AFTER_PASS) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
@@ -112,8 +115,9 @@ def print_result(console: Console, result: Any, short: bool = False) -> None:
         body.append("\n".join(result.output.strip().splitlines()[-15:]), style="dim")
     console.print(Panel(body, title=Text(title), border_style=style, expand=False))
     if result.passed:
-        console.print(f"[green]Done.[/] `jaxlings solution {escape(result.exercise)}` shows the reference solution; "
-                      "`jaxlings check` moves on to the next exercise.")
+        then = f"; {after_pass}" if after_pass else "."
+        console.print(f"[green]Done.[/] `jaxlings solution {escape(result.exercise)}` shows the reference solution"
+                      + then)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -134,7 +138,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         if exercise is None:
             return EXIT_USAGE
     try:
-        result = run_exercise(exercise, seed=args.seed)
+        with _checking_line(exercise):
+            result = run_exercise(exercise, seed=args.seed)
     except ValueError as e:  # a bad JAXLINGS_SEED
         _err(str(e))
         return EXIT_USAGE
@@ -158,9 +163,16 @@ def _record(result: Any) -> None:
 # -- list ---------------------------------------------------------------------------
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    from rich.table import Table
+def _list_rows(catalog: Any, progress: Any) -> list[dict[str, Any]]:
+    rows = []
+    for ex in catalog.exercises:
+        entry = progress.entry(ex.name) or {}
+        rows.append({"name": ex.name, "lesson": ex.lesson, "done": bool(entry.get("done")),
+                     "attempts": int(entry.get("attempts", 0)), "last_cause": entry.get("last_cause")})
+    return rows
 
+
+def cmd_list(args: argparse.Namespace) -> int:
     from course.progress import Progress
 
     catalog = _catalog()
@@ -168,31 +180,38 @@ def cmd_list(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     progress = Progress.load()
     _warn(progress)
-    rows = []
-    for ex in catalog.exercises:
-        entry = progress.entry(ex.name) or {}
-        rows.append({"name": ex.name, "lesson": ex.lesson, "done": bool(entry.get("done")),
-                     "attempts": int(entry.get("attempts", 0)), "last_cause": entry.get("last_cause")})
-    done = sum(r["done"] for r in rows)
-    pending = progress.next_pending(catalog)
     if args.json:
-        print(json.dumps({"title": catalog.title, "done": done, "total": len(rows),
+        rows = _list_rows(catalog, progress)
+        pending = progress.next_pending(catalog)
+        print(json.dumps({"title": catalog.title, "done": sum(r["done"] for r in rows), "total": len(rows),
                           "next": pending.name if pending else None, "exercises": rows}, indent=2))
         return EXIT_OK
-    table = Table(title=f"{catalog.title}: {done}/{len(rows)} done", title_justify="left")
+    print_list(_console(), catalog, progress)
+    return EXIT_OK
+
+
+def print_list(console: Console, catalog: Any, progress: Any, current: str | None = None) -> None:
+    """The course as a table; `current` (in watch) is marked instead of the next pending one."""
+    from rich.table import Table
+
+    rows = _list_rows(catalog, progress)
+    done = sum(r["done"] for r in rows)
+    pending = progress.next_pending(catalog)
+    marked, mark = (current, "<- here") if current else (pending.name if pending else None, "<- next")
+    table = Table(title=f"{escape(catalog.title)}: {done}/{len(rows)} done", title_justify="left")
     for col in ("#", "lesson", "exercise", "status", "attempts"):
         table.add_column(col, justify="right" if col in ("#", "attempts") else "left")
     for i, r in enumerate(rows, 1):
         if r["done"]:
             status = "[green]done[/]"
         elif r["attempts"]:
-            status = f"[yellow]trying[/] ({r['last_cause']})" if r["last_cause"] else "[yellow]trying[/]"
+            cause = escape(str(r["last_cause"])) if r["last_cause"] else ""
+            status = f"[yellow]trying[/] ({cause})" if cause else "[yellow]trying[/]"
         else:
             status = "[dim]pending[/]"
-        marker = " [bold cyan]<- next[/]" if pending is not None and r["name"] == pending.name else ""
-        table.add_row(str(i), r["lesson"], r["name"] + marker, status, str(r["attempts"]))
-    _console().print(table)
-    return EXIT_OK
+        marker = f" [bold cyan]{mark}[/]" if r["name"] == marked else ""
+        table.add_row(str(i), escape(r["lesson"]), escape(r["name"]) + marker, status, str(r["attempts"]))
+    console.print(table)
 
 
 def _warn(progress: Any) -> None:
@@ -324,15 +343,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
+    from course.terminal import can_redraw
+
     console = _console()
+    live_line = can_redraw(Console(stderr=True))
     progress = Progress.load()
     results = []
     try:
         with CheckSession() as session:
-            for ex in catalog.exercises:
-                if not args.json:
-                    console.print(f"checking {ex.name} ...", style="dim")
-                result = session.run(ex, seed=args.seed)
+            total = len(catalog.exercises)
+            for i, ex in enumerate(catalog.exercises, 1):
+                if not args.json and not live_line:
+                    console.print(f"checking {escape(ex.name)} ({i}/{total}) ...", style="dim")
+                with _checking_line(ex, f"{ex.name} ({i}/{total})"):
+                    result = session.run(ex, seed=args.seed)
                 progress.record(result)
                 results.append(result)
     except ValueError as e:
@@ -512,8 +536,10 @@ def _paged(console: Console, enabled: bool):
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from course.progress import Progress
     from course.engine.runner import CheckSession
+    from course.progress import Progress
+    from course.terminal import single_keys
+    from course.watching import FileWatcher, WatchLoop, read_keys
 
     catalog = _catalog()
     if catalog is None:
@@ -528,45 +554,22 @@ def cmd_watch(args: argparse.Namespace) -> int:
             _console().print("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all.")
             return EXIT_OK
     console = _console()
-    path = ex.exercise_path()
-    with CheckSession() as session:
-        while True:
-            console.rule(f"{ex.name}  ({path})")
-            result = session.run(ex)
-            _record(result)
-            print_result(console, result)
-            how = "polling every second" if args.poll else "on save"
-            console.print(f"[dim]Watching {path} ({how}). Ctrl-C to stop. "
-                          "If saving does not re-check (WSL, network drives), use `jaxlings watch --poll`.[/]")
-            _wait_for_change(path, poll=args.poll, console=console)  # Ctrl-C ends the loop
+    with CheckSession() as session, single_keys() as keys:
+        loop = WatchLoop(
+            catalog, ex,
+            check=session.run,
+            console=console,
+            keys=keys,
+            watch=lambda path, events: FileWatcher(path, events, poll=args.poll).start(),
+            checking=_checking_line,
+        )
+        if keys:
+            read_keys(sys.stdin.fileno(), loop.events)
+        return loop.run()
 
 
-def _signature(path: Any) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-        return (st.st_mtime_ns, st.st_size)
-    except OSError:
-        return None
+def _checking_line(exercise: Any, label: str | None = None):
+    """The live "checking NAME… 4 s (your code may run 30 s)" line on stderr (nothing when stderr is not a terminal)."""
+    from course.terminal import budget_of, elapsed_line
 
-
-def _wait_for_change(path: Any, *, poll: bool, console: Console) -> bool:
-    """Block until `path` changes (returns True). Editors often save by rename, so watch the folder."""
-    import time
-
-    before = _signature(path)
-    if not poll:
-        try:
-            import watchfiles
-
-            for changes in watchfiles.watch(path.parent, debounce=200, raise_interrupt=True):
-                if any(os.path.abspath(p) == str(path) for _, p in changes) and _signature(path) is not None:
-                    return True
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # noqa: BLE001 - e.g. inotify limits: fall back rather than stop
-            console.print(f"[yellow]File events are not available here ({e}); polling instead.[/]")
-    while True:
-        time.sleep(1.0)
-        now = _signature(path)
-        if now is not None and now != before:
-            return True
+    return elapsed_line(label or exercise.name, budget_of(exercise))

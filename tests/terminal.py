@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])")
 
 
 class PtyRun:
@@ -42,14 +44,17 @@ class PtyRun:
         self.output += chunk
         return True
 
-    def expect(self, text: str, start: int = 0, deadline_s: float = 240.0) -> int:
-        """Wait until `text` appears in the output after byte `start`; returns the offset after it."""
-        needle = text.encode()
+    def plain(self) -> str:
+        """The output without terminal escape sequences (styles, cursor moves)."""
+        return ANSI.sub("", self.text())
+
+    def expect(self, text: str, start: int = 0, deadline_s: float = 180.0) -> int:
+        """Wait until `text` appears in the plain output after offset `start`; returns the offset after it."""
         end = time.monotonic() + deadline_s
         while True:
-            i = self.output.find(needle, start)
+            i = self.plain().find(text, start)
             if i >= 0:
-                return i + len(needle)
+                return i + len(text)
             if time.monotonic() > end:
                 raise AssertionError(f"{text!r} never appeared; output so far:\n{self.text()[-3000:]}")
             if not self._read_some(1.0):

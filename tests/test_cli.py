@@ -190,29 +190,22 @@ def test_check_as_a_script(course):
 
 
 @pytest.mark.parametrize("poll", [True, False], ids=["polling", "file-events"])
-def test_watch_wakes_up_when_the_file_is_saved(tmp_path, poll):
-    import threading
-    import time
+def test_watch_notices_a_save_made_right_after_it_started(tmp_path, poll):
+    import queue
 
-    from rich.console import Console
-
-    from course.commands import _wait_for_change
+    from course.watching import FileWatcher
 
     path = tmp_path / "ex.py"
     path.write_text("x = 1\n")
-
-    def save_later():
-        time.sleep(1.2)
+    events = queue.Queue()
+    watcher = FileWatcher(path, events, poll=poll).start()
+    try:
         tmp = tmp_path / ".ex.py.tmp"  # editors save by writing a temp file and renaming it
-        tmp.write_text("x = 2\n")
+        tmp.write_text("x = 22\n")
         tmp.replace(path)
-
-    saver = threading.Thread(target=save_later)
-    saver.start()
-    t0 = time.monotonic()
-    assert _wait_for_change(path, poll=poll, console=Console(file=io.StringIO())) is True
-    saver.join()
-    assert time.monotonic() - t0 < 30
+        assert events.get(timeout=60) == ("saved", path)
+    finally:
+        watcher.stop()
 
 
 def test_check_fails_a_file_that_is_not_utf8(course, capsys):
