@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("course.commands", "check an exercise (default: the next pending one)"),
     "watch": ("course.commands", "re-check the current exercise every time you save it"),
     "hint": ("course.commands", "show the next hint for an exercise"),
-    "reset": ("course.commands", "restore an exercise's starter file"),
+    "reset": ("course.commands", "restore an exercise's starter file (your code is kept in .jaxlings/backups/)"),
     "solution": ("course.commands", "show the reference solution (after a pass)"),
     "verify": ("course.commands", "check every exercise"),
     "doctor": ("course.commands", "check the course manifest and your set-up"),

@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
         parser.add_argument("--poll", action="store_true",
                             help="poll the file for changes (for WSL, network drives, containers)")
     if name == "reset":
-        parser.add_argument("--yes", "-y", action="store_true", help="don't ask before overwriting your file")
+        parser.add_argument("--yes", "-y", action="store_true",
+                            help="don't ask first (your code is still kept in .jaxlings/backups/)")
     if name in ("list", "check", "hint", "solution", "verify", "doctor"):
         parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 

@@ -278,3 +278,52 @@ def test_check_shows_elapsed_time_only_on_a_terminal(tmp_path, capsys, monkeypat
     assert main(["check", "fx_scale", "--json"]) == 1
     captured = capsys.readouterr()
     assert "checking" not in captured.err and captured.out.lstrip().startswith("{")
+
+
+def test_watch_without_a_terminal_rechecks_on_save_until_interrupted(tmp_path):
+    import select
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = _pty_env(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "course", "watch", "fx_scale"], cwd=Path(__file__).parents[1],
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    output = b""
+
+    def wait_for(text, count):
+        nonlocal output
+        end = time.monotonic() + 180
+        while output.decode(errors="replace").count(text) < count:
+            assert time.monotonic() < end and proc.poll() is None, output.decode(errors="replace")
+            if select.select([proc.stdout], [], [], 1.0)[0]:
+                output += os.read(proc.stdout.fileno(), 65536)
+
+    try:
+        wait_for("Ctrl-C to stop", 1)
+        (tmp_path / "ws" / "exercises" / "01_basics" / "scale.py").write_text("def scale(x, alpha):\n    return x\n")
+        wait_for("Ctrl-C to stop", 2)  # the save was checked
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=60)
+        text = (output + rest).decode(errors="replace")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "Interrupted." in text
+    assert "\x1b" not in text and text.count("not passed yet") == 2
+    assert "Wrong result" in text.split("Ctrl-C to stop")[1]
+
+
+def test_verify_shows_which_check_runs_on_a_terminal(tmp_path):
+    from terminal import PtyRun
+
+    run = PtyRun(["verify"], _pty_env(tmp_path))
+    try:
+        run.expect("checking fx_scale (1/3)… 0 s (your code may run 15 s)")
+        run.expect("checking fx_stats (2/3)…")
+        run.expect("0/3 exercises pass")
+        assert run.finish() == 1
+    finally:
+        if run.proc.poll() is None:
+            run.proc.kill()
