@@ -362,3 +362,12 @@ def test_lesson_goes_through_the_pager_only_on_a_terminal(tmp_path, capsys, monk
     monkeypatch.setenv("PAGER", f"cat > '{paged}'")  # stdout is not a terminal here: never a pager
     assert main(["lesson", "2"]) == 0
     assert "immutable" in capsys.readouterr().out.lower() and not paged.exists()
+
+
+def test_shell_modules_do_not_import_textual():
+    code = ("import sys\n"
+            "import course.workspace, course.editor, course.lookup, course.watching, course.terminal, course.cli\n"
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'textual')))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
