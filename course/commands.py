@@ -110,11 +110,14 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
     style = "green" if result.passed else "red"
     # The message opens with the cause in words; the title says where and which way.
     title = f"✓ {result.exercise}: passed" if result.passed else f"✗ {result.exercise}: not passed yet"
-    body = Text(result.message if result.passed else failure_report(result, short))
+    from course.terminal import safe_text
+
+    # Messages quote the learner's code and exceptions, and output is whatever it printed.
+    body = Text(safe_text(result.message if result.passed else failure_report(result, short)))
     if not result.passed and result.output.strip():
         body.append("\n\nYour code printed:\n", style="dim")
-        body.append("\n".join(result.output.strip().splitlines()[-15:]), style="dim")
-    console.print(Panel(body, title=Text(title), border_style=style, expand=False))
+        body.append(safe_text("\n".join(result.output.strip().splitlines()[-15:])), style="dim")
+    console.print(Panel(body, title=Text(safe_text(title)), border_style=style, expand=False))
     if result.passed:
         then = f"; {after_pass}" if after_pass else "."
         console.print(f"[green]Done.[/] `jaxlings solution {escape(result.exercise)}` shows the reference solution"
@@ -310,8 +313,15 @@ def cmd_solution(args: argparse.Namespace) -> int:
     except OSError as e:
         _err(f"cannot read the solution: {e}")
         return EXIT_FAIL
+    from course.terminal import safe_text
+    from course.workspace import NotUtf8Error, read_source
+
     mine_path = ex.exercise_path()
-    mine = mine_path.read_text(encoding="utf-8") if mine_path.is_file() else ""
+    try:
+        mine = read_source(mine_path, f"exercises/{ex.file}") if mine_path.is_file() else ""
+    except (NotUtf8Error, OSError) as e:  # still show the reference; say why yours is missing
+        _err(str(e))
+        mine = None
     if args.json:
         print(json.dumps({"exercise": ex.name, "solution": solution, "yours": mine}, indent=2))
         return EXIT_OK
@@ -320,10 +330,9 @@ def cmd_solution(args: argparse.Namespace) -> int:
     from rich.syntax import Syntax
 
     console = _console()
-    panels = [
-        Panel(Syntax(mine, "python", line_numbers=True, word_wrap=True), title="yours"),
-        Panel(Syntax(solution, "python", line_numbers=True, word_wrap=True), title="reference solution"),
-    ]
+    panels = [Panel(Syntax(solution, "python", line_numbers=True, word_wrap=True), title="reference solution")]
+    if mine is not None:
+        panels.insert(0, Panel(Syntax(safe_text(mine), "python", line_numbers=True, word_wrap=True), title="yours"))
     if console.width >= 120:
         console.print(Columns(panels, equal=True, expand=True))
     else:

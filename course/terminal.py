@@ -20,6 +20,25 @@ from rich.text import Text
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
+def safe_text(text: str) -> str:
+    """Learner-controlled text made harmless for a terminal: control and format characters
+    (escape sequences, bidi overrides) and lone surrogates are shown as escapes, never sent."""
+    out = []
+    for ch in text:
+        if ch in "\n\t" or not _unsafe(ch):
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    return "".join(out)
+
+
+def _unsafe(ch: str) -> bool:
+    import unicodedata
+
+    return unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") and ch not in "\n\t"
+
+
 def can_redraw(console: Console) -> bool:
     """True where moving the cursor and clearing the screen is welcome."""
     return console.is_terminal and not console.is_dumb_terminal

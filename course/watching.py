@@ -27,7 +27,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from course.terminal import can_redraw
+from course.terminal import can_redraw, safe_text
 
 POLL_SECONDS = 1.0
 KEYS_HELP = {"n": "next", "h": "hint", "l": "list", "c": "check again", "q": "quit"}
@@ -269,7 +269,7 @@ class WatchLoop:
         else:
             console.print()
             console.rule(style="dim")
-        console.print(f"[bold]{escape(self.exercise.name)}[/]{position}  {escape(str(self._path()))}")
+        console.print(f"[bold]{escape(self.exercise.name)}[/]{position}  {escape(safe_text(str(self._path())))}")
         print_result(console, result, after_pass=None)
         self._help()
 
@@ -280,7 +280,7 @@ class WatchLoop:
             menu = "  ".join(f"[bold]{k}[/] {KEYS_HELP[k]}" for k in keys)
             self.console.print(f"{menu}   [dim](re-checks {how})[/]")
         else:
-            self.console.print(f"[dim]Watching {escape(str(self._path()))} ({how}). Ctrl-C to stop. "
+            self.console.print(f"[dim]Watching {escape(safe_text(str(self._path())))} ({how}). Ctrl-C to stop. "
                                "If saving does not re-check (WSL, network drives), use `jaxlings watch --poll`.[/]")
 
     def _say(self, text: str, markup: bool = False) -> None:

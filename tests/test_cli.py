@@ -371,3 +371,29 @@ def test_shell_modules_do_not_import_textual():
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+def test_learner_text_cannot_drive_the_terminal(course, capsys):
+    _, ws = course
+    (ws / "exercises" / "01_basics" / "scale.py").write_text(
+        'def scale(x, alpha):\n'
+        '    print("out \\x1b]0;TITLE\\x07 \\udcff")\n'
+        '    raise ValueError("boom \\x1b[2J \\u202e")\n')
+    capsys.readouterr()
+    assert main(["check", "fx_scale"]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert "boom \\x1b[2J \\u202e" in out and "out \\x1b]0;TITLE" in out
+
+
+def test_solution_still_shows_when_your_file_is_not_utf8(course, capsys):
+    _, ws = course
+    mine = ws / "exercises" / "01_basics" / "scale.py"
+    mine.write_text(SOLVED_SCALE)
+    assert run_json(capsys, "check", "fx_scale")[0] == 0
+    mine.write_bytes(b"# caf\xe9\n")
+    code, data = run_json(capsys, "solution", "fx_scale")
+    assert code == 0 and data["solution"] == SOLVED_SCALE and data["yours"] is None
+    assert main(["solution", "fx_scale"]) == 0
+    captured = capsys.readouterr()
+    assert "reference solution" in captured.out and "is not UTF-8 text (byte 0xe9 at line 1)" in captured.err
