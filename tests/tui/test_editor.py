@@ -113,3 +113,18 @@ async def test_the_solution_is_a_diff_against_the_learners_code(workspace):
         assert '-     raise NotImplementedError("TODO: write scale")' in shown
         assert "+     return jnp.asarray(x) * alpha + 1" in shown
         assert "  def scale(x, alpha):" in shown
+
+
+async def test_a_failed_check_after_a_pass_is_not_shown_as_passing(workspace):
+    services = FakeLabServices(check_result=PASSED)
+    app = JaxlingsApp(services)
+    async with app.run_test() as pilot:
+        screen = await open_scale(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert str(screen.query_one("#exercise-status").render()).endswith("✓ passed")
+        services.check_result = FAILED
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        status = str(screen.query_one("#exercise-status").render())
+        assert "✗ the last check failed" in status, status

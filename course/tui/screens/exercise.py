@@ -126,6 +126,7 @@ class ExerciseScreen(CourseScreen):
         self.load_error: str | None = None  # why the file is not open for editing
         self.saving_text: str | None = None  # being written by us: the watcher ignores it
         self.failure_line: int | None = None
+        self.last_check_failed = False
         self.solution_text: str | None = None
         self.auto_check = True
         self.watch_mode = ""
@@ -188,6 +189,9 @@ class ExerciseScreen(CourseScreen):
             elapsed = time.monotonic() - self._check_started
             limit = f" of {self.budget:g} s allowed" if self.budget else ""
             state = f"… checking {elapsed:.0f} s{limit}"
+        elif self.passed and self.last_check_failed:
+            # Done stays done (progress never un-passes), but this code does not pass now.
+            state = "✓ passed before · ✗ the last check failed"
         elif self.passed:
             state = "✓ passed"
         else:
@@ -417,13 +421,16 @@ class ExerciseScreen(CourseScreen):
         if event.result is None:
             self.query_one(ResultsView).update("✗ The check could not run; see the message above.")
             return
+        self.last_check_failed = not event.result.passed
         self.failure_line = None if event.result.passed else failing_line(event.result, Path(self.exercise.file).name)
         self.query_one(ResultsView).show_result(event.result, self.failure_line)
         if event.result.passed:
             self.passed = True
-            self.notify("All checks pass. Esc, then n for the next exercise.", title=f"✓ {self.exercise.name}")
+            self.notify("All checks pass. n (outside the editor) opens the next exercise.",
+                        title=f"✓ {self.exercise.name}")
         else:
             self.passed = self.app.progress.is_done(self.exercise.name)
+        self._update_status()
 
     def progress_changed(self) -> None:
         """The progress file changed (a check here, or `jaxlings` in another terminal)."""
@@ -544,6 +551,7 @@ class ExerciseScreen(CourseScreen):
         self.app.progress = progress
         self.disk_text = None
         self.failure_line = None
+        self.last_check_failed = False
         self.passed = self.app.progress.is_done(self.exercise.name)
         if error is not None:
             self._show_load_error(error)
