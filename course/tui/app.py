@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,8 @@ class JaxlingsApp(App[int]):
         self.theme = theme
         self.catalog: Any = None
         self.progress: Any = None
+        self._remembered: dict[str, Any] | None = None
+        self._state_lock = threading.Lock()
         # Training-lab reports live for the session; saving is the learner's choice.
         self.lab_reports: list[Any] = []
 
@@ -116,15 +119,17 @@ class JaxlingsApp(App[int]):
 
     # -- where the learner left off -----------------------------------------------
     def remember(self, state: dict[str, str]) -> None:
-        if getattr(self, "_remembered", None) == state:
+        if self._remembered == state:
             return
         self._remembered = dict(state)
-        self.run_worker(lambda: self._save_state(state), thread=True, group="state",
+        self.run_worker(self._save_state, thread=True, group="state",
                         exit_on_error=False, description="remembering where you are")
 
-    def _save_state(self, state: dict[str, str]) -> None:
+    def _save_state(self) -> None:
+        # Whichever thread writes last writes the latest screen, not the one it was started for.
         try:
-            self.services.save_app_state(state)
+            with self._state_lock:
+                self.services.save_app_state(dict(self._remembered))
         except OSError as error:  # a lost bookmark costs one click; not worth a dialog
             self.log.warning(f"could not remember the screen: {error}")
 
