@@ -309,3 +309,30 @@ async def test_a_file_that_goes_bad_on_disk_is_not_saved_over(workspace):
         await pilot.press("ctrl+s")
         await settle(pilot)
     assert target.read_bytes() == broken
+
+
+@pytest.mark.parametrize("failure", [OSError(8, "Exec format error"), KeyboardInterrupt(), 3])
+async def test_an_editor_that_fails_returns_to_the_app_with_a_message(workspace, monkeypatch, failure):
+    import contextlib
+    import subprocess
+
+    fake_editor = workspace / "my-editor"
+    fake_editor.write_text("#!/bin/sh\nexit 0\n")
+    fake_editor.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(fake_editor))
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+
+    def run(argv, check=False):
+        if isinstance(failure, BaseException):
+            raise failure
+        return subprocess.CompletedProcess(argv, failure)
+
+    async with app.run_test(notifications=True) as pilot:
+        screen = await open_from_map(pilot)
+        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
+        monkeypatch.setattr(subprocess, "run", run)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        assert app.screen is screen and app.is_running
+        assert any("my-editor" in n.message for n in app._notifications)
+        assert screen.editor.text == STARTER

@@ -612,6 +612,11 @@ class ExerciseScreen(CourseScreen):
         except OSError as error:
             self.notify(f"Could not start {command[0]}: {error}", severity="error", timeout=12)
             return
+        except KeyboardInterrupt:
+            # Ctrl+C in a terminal editor that lets it through reaches this process too.
+            self.notify(f"{command[0]} was interrupted.", severity="warning")
+            self._reload_after_external()
+            return
         if completed.returncode != 0:
             self.notify(f"{command[0]} exited with status {completed.returncode}.", severity="warning")
         # The watcher sees the change too; reading now just makes the result immediate.
