@@ -40,10 +40,15 @@ def table_rows() -> dict[str, set[str]]:
 
 
 def binding_keys(cls) -> set[str]:
+    app_keys = {k for b in JaxlingsApp.BINDINGS for k in b.key.split(",")}
     keys = set()
     for b in cls.BINDINGS:
-        if isinstance(b, Binding) and not b.system:
-            keys.update(key_name(k.strip()) for k in b.key.split(","))
+        if not isinstance(b, Binding) or b.system:
+            continue
+        own = b.key.split(",")
+        if cls is not JaxlingsApp and b.action.startswith("app.") and set(own) <= app_keys:
+            continue  # a screen's copy of an app-wide key: listed under "everywhere"
+        keys.update(key_name(k.strip()) for k in own)
     return keys
 
 

@@ -66,7 +66,7 @@ class ExerciseScreen(CourseScreen):
                 tooltip="Write the file and run the checks"),
         Binding("ctrl+r,f5", "check", "Check", id="exercise.check", priority=True, show=False,
                 tooltip="Run the checks on the saved file"),
-        Binding("ctrl+g", "goto_line", "Line", id="exercise.goto", priority=True,
+        Binding("ctrl+g", "goto_line", "Line", id="exercise.goto", priority=True, show=False,
                 tooltip="Jump to a line of your file (the failing line, after a failed check)"),
         Binding("ctrl+o", "external_editor", "Editor", id="exercise.external", priority=True,
                 tooltip="Edit in $VISUAL / $EDITOR; the checks run when you save there"),
@@ -84,6 +84,9 @@ class ExerciseScreen(CourseScreen):
                 tooltip="Into the editor, on the line the last failed check points at"),
         Binding("w", "toggle_auto", "Auto-check", id="exercise.auto", show=False,
                 tooltip="Turn checking on every save to disk on or off"),
+        # The app's Ctrl+Q, kept out of this footer: at 80 columns the keys above need the room.
+        Binding("ctrl+q", "app.quit", "Quit", id="exercise.quit", priority=True, show=False,
+                tooltip="Leave the course (asks about unsaved edits)"),
     ]
 
     checking: reactive[bool] = reactive(False, bindings=True)

@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-MIN_WIDTH = 70
+MIN_WIDTH = 80
 MIN_HEIGHT = 20
 
 
