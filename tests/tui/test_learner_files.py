@@ -253,7 +253,7 @@ def test_a_save_that_fails_leaves_the_file_and_no_temp_behind(tmp_path, monkeypa
     assert [p.name for p in tmp_path.iterdir()] == ["mine.py"]
 
 
-@pytest.mark.parametrize("editor", ["nosuch-editor", "code --wait", "vim 'unterminated"])
+@pytest.mark.parametrize("editor", ["nosuch-editor", "code --wait", "vim 'unterminated", "edit[/x]"])
 async def test_a_missing_editor_is_reported_before_the_terminal_is_handed_over(workspace, monkeypatch, editor):
     monkeypatch.setenv("VISUAL", editor)
     monkeypatch.setenv("PATH", str(workspace))  # no `code`, no `vim` here

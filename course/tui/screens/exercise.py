@@ -20,6 +20,7 @@ from typing import Any
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
@@ -258,7 +259,7 @@ class ExerciseScreen(CourseScreen):
         if self.focused is editor:
             self._leave_editor()
         message = self.query_one("#load-error", Static)
-        message.update(f"✗ {self.exercise.file} is not open for editing.\n\n{error}")
+        message.update(Content(f"✗ {self.exercise.file} is not open for editing.\n\n{error}"))
         message.display = True
         self.query_one("#task", Markdown).update(
             "The task is in the file's docstring, which could not be read. See the message above."
@@ -306,6 +307,7 @@ class ExerciseScreen(CourseScreen):
                 title="File changed on disk",
                 severity="warning",
                 timeout=15,
+                markup=False,
             )
             return
         self._show_load_error(error)
@@ -335,7 +337,7 @@ class ExerciseScreen(CourseScreen):
     # -- saving -----------------------------------------------------------------
     def action_save_check(self) -> None:
         if self.load_error is not None:
-            self.notify(self.load_error, title="Nothing saved", severity="error", timeout=10)
+            self.notify(self.load_error, title="Nothing saved", severity="error", timeout=10, markup=False)
             return
         if self.disk_text is None:
             return  # still loading: there is nothing of the learner's to save yet
@@ -359,7 +361,7 @@ class ExerciseScreen(CourseScreen):
         self.saving_text = None
         if event.error is not None:
             # The marker stays: the file on disk does not hold these edits.
-            self.notify(event.error + " Your edits are still here.", title="Not saved", severity="error", timeout=12)
+            self.notify(event.error + " Your edits are still here.", title="Not saved", severity="error", timeout=12, markup=False)
             self._update_status()
             return
         self.disk_text = event.text
@@ -372,7 +374,7 @@ class ExerciseScreen(CourseScreen):
         text = self.editor.text
         error = self._write(text)
         if error is not None:
-            self.notify(error + " You are still on this exercise.", title="Not saved", severity="error", timeout=12)
+            self.notify(error + " You are still on this exercise.", title="Not saved", severity="error", timeout=12, markup=False)
             return False
         self.disk_text = text
         self._update_status()
@@ -483,7 +485,6 @@ class ExerciseScreen(CourseScreen):
             lines.append(f"[dim]{left} more hint{'s' if left > 1 else ''}: press h (outside the editor).[/dim]")
         else:
             lines.append("[dim]That was the last hint.[/dim]")
-        from textual.content import Content
 
         self.query_one("#hints", Static).update(
             Content("\n\n").join(Content.from_markup(line) for line in lines)
@@ -565,7 +566,7 @@ class ExerciseScreen(CourseScreen):
         self.query_one(ResultsView).show_idle("The starter code is back.")
         self.query_one(TabbedContent).active = "tab-task"
         kept = f" Your code was kept in {backup}." if backup else ""
-        self.notify(f"{self.exercise.file} is back to its starter code.{kept}", title="Reset", timeout=12)
+        self.notify(f"{self.exercise.file} is back to its starter code.{kept}", title="Reset", timeout=12, markup=False)
 
     # -- elsewhere ------------------------------------------------------------------------
     def action_next(self) -> None:
@@ -580,7 +581,7 @@ class ExerciseScreen(CourseScreen):
 
     def action_edit(self) -> None:
         if self.load_error is not None:
-            self.notify(self.load_error, title="Not open for editing", severity="warning", timeout=10)
+            self.notify(self.load_error, title="Not open for editing", severity="warning", timeout=10, markup=False)
             return
         self.editor.focus()
 
@@ -597,10 +598,10 @@ class ExerciseScreen(CourseScreen):
     def action_external_editor(self) -> None:
         command, problem = self.app.services.resolve_editor()
         if command is None:
-            self.notify(problem or "No editor found.", title="Your editor cannot start", severity="warning", timeout=12)
+            self.notify(problem or "No editor found.", title="Your editor cannot start", severity="warning", timeout=12, markup=False)
             return
         if problem:
-            self.notify(problem, title="About your editor", severity="warning", timeout=12)
+            self.notify(problem, title="About your editor", severity="warning", timeout=12, markup=False)
         self.confirm_leave(lambda: self._run_external(command), "opening your editor")
 
     def _run_external(self, command: list[str]) -> None:
@@ -613,15 +614,15 @@ class ExerciseScreen(CourseScreen):
             self.notify("This terminal cannot hand over to another program.", severity="warning")
             return
         except OSError as error:
-            self.notify(f"Could not start {command[0]}: {error}", severity="error", timeout=12)
+            self.notify(f"Could not start {command[0]}: {error}", severity="error", timeout=12, markup=False)
             return
         except KeyboardInterrupt:
             # Ctrl+C in a terminal editor that lets it through reaches this process too.
-            self.notify(f"{command[0]} was interrupted.", severity="warning")
+            self.notify(f"{command[0]} was interrupted.", severity="warning", markup=False)
             self._reload_after_external()
             return
         if completed.returncode != 0:
-            self.notify(f"{command[0]} exited with status {completed.returncode}.", severity="warning")
+            self.notify(f"{command[0]} exited with status {completed.returncode}.", severity="warning", markup=False)
         # The watcher sees the change too; reading now just makes the result immediate.
         self._reload_after_external()
 
