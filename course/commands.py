@@ -201,10 +201,13 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
     rows = _list_rows(catalog, progress)
     done = sum(r["done"] for r in rows)
     pending = progress.next_pending(catalog)
-    marked, mark = (current, "<- here") if current else (pending.name if pending else None, "<- next")
-    table = Table(title=f"{escape(catalog.title)}: {done}/{len(rows)} done", title_justify="left")
+    marked, mark = (current, "watching") if current else (pending.name if pending else None, "next")
+    # The mark goes in the narrow # column: a note after the name wraps at 80 columns.
+    caption = f"→ {mark}: {escape(marked)}" if marked else None
+    table = Table(title=f"{escape(catalog.title)}: {done}/{len(rows)} done", title_justify="left",
+                  caption=caption, caption_justify="left")
     for col in ("#", "lesson", "exercise", "status", "attempts"):
-        table.add_column(col, justify="right" if col in ("#", "attempts") else "left")
+        table.add_column(col, justify="right" if col in ("#", "attempts") else "left", no_wrap=col == "#")
     for i, r in enumerate(rows, 1):
         if r["done"]:
             status = "[green]done[/]"
@@ -213,8 +216,10 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
             status = f"[yellow]trying[/] ({cause})" if cause else "[yellow]trying[/]"
         else:
             status = "[dim]pending[/]"
-        marker = f" [bold cyan]{mark}[/]" if r["name"] == marked else ""
-        table.add_row(str(i), escape(r["lesson"]), escape(r["name"]) + marker, status, str(r["attempts"]))
+        here = r["name"] == marked
+        number = f"[bold cyan]→[/] {i}" if here else str(i)
+        table.add_row(number, escape(r["lesson"]), escape(r["name"]), status, str(r["attempts"]),
+                      style="bold" if here else None)
     console.print(table)
 
 
@@ -563,6 +568,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if ex is None:
             _console().print("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all.")
             return EXIT_OK
+    from course.engine.runner import draw_seed
+
+    try:
+        draw_seed()  # a bad JAXLINGS_SEED is a usage error now, not a crash at the first check
+    except ValueError as e:
+        _err(str(e))
+        return EXIT_USAGE
     console = _console()
     with CheckSession() as session, single_keys() as keys:
         loop = WatchLoop(

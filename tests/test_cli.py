@@ -72,6 +72,8 @@ def test_usage_errors_exit_2(course, capsys, monkeypatch):
     monkeypatch.setenv("JAXLINGS_SEED", "abc")
     assert main(["check", "fx_scale"]) == 2
     assert "JAXLINGS_SEED must be an integer" in capsys.readouterr().err
+    assert main(["watch", "fx_scale"]) == 2
+    assert "JAXLINGS_SEED must be an integer" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         main(["hint"])  # missing argument: argparse's usage error
     assert e.value.code == 2

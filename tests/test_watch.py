@@ -138,7 +138,7 @@ def test_h_l_c_keys(catalog, tmp_path):
     text = out.getvalue()
     assert "Hint 1/2: Multiply." in text and "Hint 2/2: Return `x * alpha + 1`." in text
     assert "That was the last hint." in text
-    assert "fixture course: 0/3 done" in text and "<- here" in text
+    assert "fixture course: 0/3 done" in text and "→ watching: fx_scale" in text
     assert checker.calls == ["fx_scale", "fx_scale"]
     assert "n next" not in text  # `n` is offered only after a pass
     from course.progress import Progress
