@@ -311,7 +311,7 @@ def test_near_misses_suggest_the_right_name(capsys, monkeypatch):
         (["lesson", "Pure-Functions"], "Did you mean: pure_functions?"),
         (["hint", "functional-ops"], "Did you mean: functional_ops?"),
         (["solution", "immutable_update"], "Did you mean: immutable_updates?"),
-        (["lesson", "99"], "there is no lesson number 99: the course has 17"),
+        (["lesson", "99"], "there is no lesson number 99: the course has "),
         (["hint", "zzzzzz"], "Run `jaxlings list` to see them."),
     ]:
         assert main(argv) == 2, argv
