@@ -327,3 +327,12 @@ def test_verify_shows_which_check_runs_on_a_terminal(tmp_path):
     finally:
         if run.proc.poll() is None:
             run.proc.kill()
+
+
+def test_arrow_keys_are_not_letters():
+    from course.watching import plain_keys
+
+    assert plain_keys("h") == ["h"]
+    assert plain_keys("\x1b[C\x1b[D\x1bOAq") == ["q"]  # right, left, up (application mode), then q
+    assert plain_keys("\x1b[1;5Cn") == ["n"]  # Ctrl+Right
+    assert plain_keys("\x1b") == [] and plain_keys("\r\n\x7f") == []
