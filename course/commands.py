@@ -17,6 +17,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+# Reset lives in the core module course.workspace; the app still imports these names from here.
+from course.workspace import ResetError, pristine_starter, restore_starter  # noqa: F401
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
@@ -107,11 +110,11 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
     from rich.panel import Panel
     from rich.text import Text
 
+    from course.terminal import safe_text
+
     style = "green" if result.passed else "red"
     # The message opens with the cause in words; the title says where and which way.
     title = f"✓ {result.exercise}: passed" if result.passed else f"✗ {result.exercise}: not passed yet"
-    from course.terminal import safe_text
-
     # Messages quote the learner's code and exceptions, and output is whatever it printed.
     body = Text(safe_text(result.message if result.passed else failure_report(result, short)))
     if not result.passed and result.output.strip():
@@ -260,10 +263,6 @@ def cmd_hint(args: argparse.Namespace) -> int:
 
 
 # -- reset ----------------------------------------------------------------------------
-
-
-# The app imports these from here; they live in the core module course.workspace.
-from course.workspace import ResetError, pristine_starter, restore_starter  # noqa: E402,F401
 
 
 def cmd_reset(args: argparse.Namespace) -> int:

@@ -309,7 +309,8 @@ def test_near_misses_suggest_the_right_name(capsys, monkeypatch):
     for argv, suggestion in [
         (["lesson", "arrray"], "Did you mean: arrays?"),
         (["lesson", "Pure-Functions"], "Did you mean: pure_functions?"),
-        (["hint", "functional-ops"], "Did you mean: functional_ops?"),
+        (["check", "functional-ops"], "Did you mean: functional_ops?"),
+        (["hint", "Functional_Ops"], "Did you mean: functional_ops?"),
         (["solution", "immutable_update"], "Did you mean: immutable_updates?"),
         (["lesson", "99"], "there is no lesson number 99: the course has "),
         (["hint", "zzzzzz"], "Run `jaxlings list` to see them."),
