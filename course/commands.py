@@ -54,11 +54,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _console() -> Console:
-    return Console(highlight=False)
+    from course.terminal import ShellConsole
+
+    return ShellConsole(highlight=False)
 
 
 def _err(message: str) -> None:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
+    from course.terminal import ShellConsole
+
+    ShellConsole(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
 
 
 def _catalog():
