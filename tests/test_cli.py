@@ -352,7 +352,7 @@ def _terminal_env(tmp_path, **extra):
 
 
 def test_lesson_goes_through_the_pager_only_on_a_terminal(tmp_path, capsys, monkeypatch):
-    from terminal import run_on_pty
+    from pty_run import run_on_pty
 
     paged = tmp_path / "paged.txt"
     env = _terminal_env(tmp_path, PAGER=f"cat > '{paged}'")

@@ -210,7 +210,7 @@ def _pty_env(tmp_path, **extra):
 
 
 def test_watch_on_a_terminal(tmp_path):
-    from terminal import PtyRun
+    from pty_run import PtyRun
 
     env = _pty_env(tmp_path)
     run = PtyRun(["watch", "fx_scale"], env)
@@ -239,7 +239,7 @@ def test_watch_on_a_terminal(tmp_path):
 
 
 def test_watch_on_a_dumb_terminal_draws_nothing_fancy(tmp_path):
-    from terminal import PtyRun
+    from pty_run import PtyRun
 
     run = PtyRun(["watch", "fx_scale"], _pty_env(tmp_path, TERM="dumb"))
     try:
@@ -255,7 +255,7 @@ def test_watch_on_a_dumb_terminal_draws_nothing_fancy(tmp_path):
 def test_no_color_and_dumb_terminals_get_no_colour(tmp_path):
     import re
 
-    from terminal import run_on_pty
+    from pty_run import run_on_pty
 
     env = _pty_env(tmp_path)
     code, coloured = run_on_pty(["list"], env)
@@ -269,7 +269,7 @@ def test_no_color_and_dumb_terminals_get_no_colour(tmp_path):
 def test_check_shows_elapsed_time_only_on_a_terminal(tmp_path, capsys, monkeypatch):
     import re
 
-    from terminal import run_on_pty
+    from pty_run import run_on_pty
 
     from course.cli import main
 
@@ -320,7 +320,7 @@ def test_watch_without_a_terminal_rechecks_on_save_until_interrupted(tmp_path):
 
 
 def test_verify_shows_which_check_runs_on_a_terminal(tmp_path):
-    from terminal import PtyRun
+    from pty_run import PtyRun
 
     run = PtyRun(["verify"], _pty_env(tmp_path))
     try:
