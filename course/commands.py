@@ -26,9 +26,10 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
     needs_name = {"hint", "reset", "solution", "lesson"}
     if name in needs_name:
-        parser.add_argument("name", help="exercise name" if name != "lesson" else "lesson name (or an exercise's)")
+        parser.add_argument("name", help="exercise name, number or file" if name != "lesson"
+                            else "lesson name, number or file (or an exercise's name)")
     elif name in ("check", "watch"):
-        parser.add_argument("name", nargs="?", help="exercise name (default: the next pending one)")
+        parser.add_argument("name", nargs="?", help="exercise name, number or file (default: the next pending one)")
     if name == "check":
         parser.add_argument("--short", action="store_true", help="show only the first failing check")
     if name in ("check", "verify"):
