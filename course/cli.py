@@ -52,7 +52,18 @@ def _takes_name(mod) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # a closed pipe shows up here rather than at interpreter exit
+        return code
+    except KeyboardInterrupt:
+        print("\nInterrupted.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _main(argv: list[str]) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     if command is None and not any(a in ("-h", "--help", "--version") for a in argv):
         from course.tui.launch import run_app
@@ -64,15 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     mod = importlib.import_module(COMMANDS[args.command][0])
-    try:
-        code = int(mod.run(args) or 0)
-        sys.stdout.flush()  # a closed pipe shows up here rather than at interpreter exit
-        return code
-    except KeyboardInterrupt:
-        print("\nInterrupted.", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return _reader_went_away()
+    return int(mod.run(args) or 0)
 
 
 def _reader_went_away() -> int:

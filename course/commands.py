@@ -17,15 +17,19 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+# Reset lives in the core module course.workspace; the app still imports these names from here.
+from course.workspace import ResetError, pristine_starter, restore_starter  # noqa: F401
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
     needs_name = {"hint", "reset", "solution", "lesson"}
     if name in needs_name:
-        parser.add_argument("name", help="exercise name" if name != "lesson" else "lesson name (or an exercise's)")
+        parser.add_argument("name", help="exercise name, number or file" if name != "lesson"
+                            else "lesson name, number or file (or an exercise's name)")
     elif name in ("check", "watch"):
-        parser.add_argument("name", nargs="?", help="exercise name (default: the next pending one)")
+        parser.add_argument("name", nargs="?", help="exercise name, number or file (default: the next pending one)")
     if name == "check":
         parser.add_argument("--short", action="store_true", help="show only the first failing check")
     if name in ("check", "verify"):
@@ -51,11 +55,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _console() -> Console:
-    return Console(highlight=False)
+    from course.terminal import ShellConsole
+
+    return ShellConsole(highlight=False)
 
 
 def _err(message: str) -> None:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
+    from course.terminal import ShellConsole
+
+    ShellConsole(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
 
 
 def _catalog():
@@ -107,11 +115,11 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
     from rich.panel import Panel
     from rich.text import Text
 
+    from course.terminal import safe_text
+
     style = "green" if result.passed else "red"
     # The message opens with the cause in words; the title says where and which way.
     title = f"✓ {result.exercise}: passed" if result.passed else f"✗ {result.exercise}: not passed yet"
-    from course.terminal import safe_text
-
     # Messages quote the learner's code and exceptions, and output is whatever it printed.
     body = Text(safe_text(result.message if result.passed else failure_report(result, short)))
     if not result.passed and result.output.strip():
@@ -201,10 +209,13 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
     rows = _list_rows(catalog, progress)
     done = sum(r["done"] for r in rows)
     pending = progress.next_pending(catalog)
-    marked, mark = (current, "<- here") if current else (pending.name if pending else None, "<- next")
-    table = Table(title=f"{escape(catalog.title)}: {done}/{len(rows)} done", title_justify="left")
+    marked, mark = (current, "watching") if current else (pending.name if pending else None, "next")
+    # The mark goes in the narrow # column: a note after the name wraps at 80 columns.
+    caption = f"→ {mark}: {escape(marked)}" if marked else None
+    table = Table(title=f"{escape(catalog.title)}: {done}/{len(rows)} done", title_justify="left",
+                  caption=caption, caption_justify="left")
     for col in ("#", "lesson", "exercise", "status", "attempts"):
-        table.add_column(col, justify="right" if col in ("#", "attempts") else "left")
+        table.add_column(col, justify="right" if col in ("#", "attempts") else "left", no_wrap=col == "#")
     for i, r in enumerate(rows, 1):
         if r["done"]:
             status = "[green]done[/]"
@@ -213,8 +224,10 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
             status = f"[yellow]trying[/] ({cause})" if cause else "[yellow]trying[/]"
         else:
             status = "[dim]pending[/]"
-        marker = f" [bold cyan]{mark}[/]" if r["name"] == marked else ""
-        table.add_row(str(i), escape(r["lesson"]), escape(r["name"]) + marker, status, str(r["attempts"]))
+        here = r["name"] == marked
+        number = f"[bold cyan]→[/] {i}" if here else str(i)
+        table.add_row(number, escape(r["lesson"]), escape(r["name"]), status, str(r["attempts"]),
+                      style="bold" if here else None)
     console.print(table)
 
 
@@ -255,10 +268,6 @@ def cmd_hint(args: argparse.Namespace) -> int:
 
 
 # -- reset ----------------------------------------------------------------------------
-
-
-# The app imports these from here; they live in the core module course.workspace.
-from course.workspace import ResetError, pristine_starter, restore_starter  # noqa: E402,F401
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
@@ -563,6 +572,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if ex is None:
             _console().print("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all.")
             return EXIT_OK
+    from course.engine.runner import draw_seed
+
+    try:
+        draw_seed()  # a bad JAXLINGS_SEED is a usage error now, not a crash at the first check
+    except ValueError as e:
+        _err(str(e))
+        return EXIT_USAGE
     console = _console()
     with CheckSession() as session, single_keys() as keys:
         loop = WatchLoop(

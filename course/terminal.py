@@ -20,6 +20,16 @@ from rich.text import Text
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
+class ShellConsole(Console):
+    """rich's Console, but a closed pipe raises BrokenPipeError for the entry point to handle
+    (rich's own handling exits with status 1, which our scripts read as a failed check)."""
+
+    def on_broken_pipe(self) -> None:
+        import errno
+
+        raise BrokenPipeError(errno.EPIPE, "the reader closed the pipe")
+
+
 def safe_text(text: str) -> str:
     """Learner-controlled text made harmless for a terminal: control and format characters
     (escape sequences, bidi overrides) and lone surrogates are shown as escapes, never sent."""
@@ -71,7 +81,7 @@ def elapsed_line(label: str, budget: float | None, console: Console | None = Non
 
     Nothing at all when stderr is not a redrawable terminal.
     """
-    console = console or Console(stderr=True, highlight=False)
+    console = console or ShellConsole(stderr=True, highlight=False)
     if not can_redraw(console):
         yield
         return

@@ -91,6 +91,27 @@ class FileWatcher:
             self._look()
 
 
+def plain_keys(typed: str) -> list[str]:
+    """The printable keys in what the terminal sent, without escape sequences: an arrow key
+    arrives as ESC [ C, and its "C" must not count as `c`."""
+    keys = []
+    i = 0
+    while i < len(typed):
+        ch = typed[i]
+        if ch == "\x1b":
+            i += 1
+            if i < len(typed) and typed[i] in "[O":  # CSI or SS3: parameters, then one final byte
+                i += 1
+                while i < len(typed) and not ("@" <= typed[i] <= "~"):
+                    i += 1
+            i += 1
+            continue
+        if ch.isprintable():
+            keys.append(ch)
+        i += 1
+    return keys
+
+
 def read_keys(fd: int, events: queue.Queue) -> threading.Thread:
     """A thread that puts ("key", ch) for each key typed on `fd` (already in cbreak mode)."""
 
@@ -102,8 +123,8 @@ def read_keys(fd: int, events: queue.Queue) -> threading.Thread:
                 return
             if not data:
                 return
-            for ch in data.decode("utf-8", errors="ignore"):
-                events.put(("key", ch))
+            for key in plain_keys(data.decode("utf-8", errors="ignore")):
+                events.put(("key", key))
 
     thread = threading.Thread(target=run, name="watch keys", daemon=True)
     thread.start()
