@@ -145,3 +145,36 @@ async def test_no_color_is_respected(workspace, monkeypatch):
         # Without colour, each exercise's state still reads from its mark.
         labels = [str(n.label) for lesson in app.screen.query_one("Tree").root.children for n in lesson.children]
         assert labels and all(label[0] in "✓○→" for label in labels), labels
+
+
+class CountingSlowCheck(SlowCheck):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def run_check(self, exercise):
+        self.release.wait(60)
+        self.seen.append(exercise.exercise_path().read_text())
+        return self.check_result
+
+
+async def test_a_save_during_a_running_check_is_checked_too(workspace):
+    services = CountingSlowCheck()
+    target = workspace / "exercises/01_arrays/scale.py"
+    app = JaxlingsApp(services)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        app.open_exercise("scale")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("ctrl+r")
+        try:
+            await wait_until(pilot, lambda: screen.checking)
+            newer = target.read_text() + "\n# saved in another editor during the check\n"
+            target.write_text(newer)
+            await wait_until(pilot, lambda: screen.editor.text == newer)
+        finally:
+            services.release.set()
+        await settle(pilot)
+        assert services.seen[-1] == newer
+        assert not screen.checking

@@ -131,6 +131,7 @@ class ExerciseScreen(CourseScreen):
         self.saving_text: str | None = None  # being written by us: the watcher ignores it
         self.failure_line: int | None = None
         self.last_check_failed = False
+        self.resetting = False  # our own reset is writing the file
         self.solution_text: str | None = None
         self.auto_check = True
         self.watch_mode = ""
@@ -313,8 +314,8 @@ class ExerciseScreen(CourseScreen):
         self._show_load_error(error)
 
     def on_exercise_screen_file_changed(self, event: FileChanged) -> None:
-        if event.text == self.disk_text or event.text == self.saving_text:
-            return  # our own save, already being checked
+        if event.text == self.disk_text or event.text == self.saving_text or self.resetting:
+            return  # our own save (already being checked) or our own reset
         if self.dirty():
             self.disk_text = event.text
             self.notify(
@@ -532,6 +533,8 @@ class ExerciseScreen(CourseScreen):
     def action_reset(self) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
+                # The reset's own write is not a learner's save: no check for it.
+                self.resetting = True
                 self._reset()
 
         self.app.push_screen(
@@ -547,9 +550,12 @@ class ExerciseScreen(CourseScreen):
 
     @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="resetting the exercise")
     def _reset(self) -> None:
-        backup, progress = self.app.services.reset_exercise(self.exercise, self.app.progress)
-        text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
-        self.app.call_from_thread(self._after_reset, text, error, backup, progress)
+        try:
+            backup, progress = self.app.services.reset_exercise(self.exercise, self.app.progress)
+            text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
+            self.app.call_from_thread(self._after_reset, text, error, backup, progress)
+        finally:
+            self.app.call_from_thread(setattr, self, "resetting", False)
 
     def _after_reset(self, text: str | None, error: str | None, backup: Path | None, progress: Any) -> None:
         self.app.progress = progress
