@@ -131,3 +131,23 @@ def test_gradescope_results_have_the_documented_fields(partial):
         assert SECRET not in test["output"] and "assert got" not in test["output"]
     assert sum(t["score"] for t in doc["tests"]) == pytest.approx(doc["score"])
     assert sum(t["max_score"] for t in doc["tests"]) == pytest.approx(doc["max_score"])
+
+
+def test_lone_surrogates_and_control_characters_cannot_break_any_report(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    sub = _submission(Scheme())
+    hostile = "boom \ud800 \x00 \x1b[2J \x9b \u202e end"
+    sub["id"] = "=HYPERLINK(1)"
+    sub["notes"] = [hostile]
+    sub["exercises"]["scale"]["checks"][1]["message"] = hostile
+    sub["exercises"]["scale"]["message"] = hostile
+    path = tmp_path / "junit.xml"
+    path.write_text(junit_xml([sub], [SECRET]), encoding="utf-8")
+    ET.parse(path)
+    for text in (junit_xml([sub], [SECRET]), feedback_text(sub, [SECRET]), results_json(sub, [SECRET]),
+                 gradebook_csv(["add"], [sub])):
+        text.encode("utf-8")
+        assert not any(c in text for c in "\x00\x1b\x9b\u202e"), text
+    assert "\\x1b[2J" in feedback_text(sub, [SECRET])
+    assert next(csv.reader(io.StringIO(gradebook_csv(["add"], [sub]).splitlines()[1])))[0] == "'=HYPERLINK(1)"

@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 
 from course import paths
-from course.grader import reports
+from course.grader import reports, safe
 from course.grader.console import Live, summary_table
 from course.grader.discovery import Submission, discover, source_fingerprint
 from course.grader.isolation import choose
@@ -262,7 +262,9 @@ def _time_budget(exercise, checks_dirs: list[Path]) -> float:
 
 
 def _save(out_dir: Path, result: dict, secrets: list[str]) -> None:
-    reports.write_atomic(out_dir / RESULTS_DIR / f"{result['id']}.json", json.dumps(result, indent=1) + "\n")
+    # Cleaned once on the way in, so every later reader gets text any writer can carry.
+    reports.write_atomic(out_dir / RESULTS_DIR / f"{result['id']}.json",
+                         json.dumps(safe.clean(result), indent=1, ensure_ascii=False) + "\n")
 
 
 def _load_results(out_dir: Path, ids: list[str]) -> list[dict]:
@@ -270,7 +272,7 @@ def _load_results(out_dir: Path, ids: list[str]) -> list[dict]:
     for ident in ids:
         f = out_dir / RESULTS_DIR / f"{ident}.json"
         if f.exists():
-            out.append(json.loads(f.read_text()))
+            out.append(safe.clean(json.loads(f.read_text(encoding="utf-8", errors="replace"))))
     return out
 
 

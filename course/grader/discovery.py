@@ -10,6 +10,7 @@ Where a file was found is recorded so an instructor can see any guess made.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -134,8 +135,9 @@ def locate(root: Path, expected: dict[str, str], files: list[Path] | None = None
 def fingerprint(paths: list[Path], root: Path) -> str:
     """A digest of file names and contents: a changed submission is regraded on resume."""
     h = hashlib.sha256()
-    for p in sorted(paths, key=lambda q: q.relative_to(root).as_posix()):
-        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+    # File names are bytes on POSIX and need not be UTF-8: hash them as bytes.
+    for p in sorted(paths, key=lambda q: os.fsencode(q.relative_to(root).as_posix())):
+        h.update(os.fsencode(p.relative_to(root).as_posix()) + b"\0")
         try:
             h.update(hashlib.sha256(p.read_bytes()).digest())
         except OSError:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 
-from course.grader.reports import CAUSE_TEXT, fmt_points, learner_message
+from course.grader import safe
+from course.grader.reports import CAUSE_TEXT, fmt_points, learner_message, rerun_line
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 
 def results_json(sub: dict, secrets: list[str], *, visibility: str = "visible", partial: bool = False) -> str:
+    sub = safe.clean(sub)
     tests = []
     for name, ex in sub.get("exercises", {}).items():
         if partial and ex["checks"]:
@@ -35,6 +37,7 @@ def results_json(sub: dict, secrets: list[str], *, visibility: str = "visible", 
                 lines.append(f"{check['name']}: {check['outcome']}")
                 if check["outcome"] != "passed":
                     lines.append(learner_message(check, secrets))
+            lines.append(rerun_line(name, ex))
             tests.append(dict(
                 name=name,
                 score=ex["points"],
@@ -55,7 +58,7 @@ def results_json(sub: dict, secrets: list[str], *, visibility: str = "visible", 
         "stdout_visibility": "hidden",
         "tests": tests,
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(safe.clean(doc), indent=2, ensure_ascii=False) + "\n"
 
 
 def _output(item: dict, passed: bool, secrets: list[str]) -> str:
