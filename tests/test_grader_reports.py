@@ -151,3 +151,22 @@ def test_lone_surrogates_and_control_characters_cannot_break_any_report(tmp_path
         assert not any(c in text for c in "\x00\x1b\x9b\u202e"), text
     assert "\\x1b[2J" in feedback_text(sub, [SECRET])
     assert next(csv.reader(io.StringIO(gradebook_csv(["add"], [sub]).splitlines()[1])))[0] == "'=HYPERLINK(1)"
+
+
+def test_partial_credit_is_exact_a_full_score_equals_the_maximum(tmp_path):
+    f = tmp_path / "points.toml"
+    f.write_text('[exercises]\nscale = 1\nadd = 0.1\n[checks]\n"scale::test_0" = 1\n"scale::test_1" = 1\n'
+                 '"scale::test_2" = 1\n"add::test_0" = 7\n')
+    scheme = load_scheme(f, partial=True, known={"add", "scale"})
+    exercises = {}
+    for name, n in (("scale", 3), ("add", 7)):
+        exercises[name] = exercise_entry(name, scheme=scheme, max_points=scheme.points_for(name, 1), passed=True,
+                                         cause=None, message="", seed=1, duration=0.1,
+                                         checks=_checks(*["passed"] * n))
+    sub = finish(dict(id="x", exercises=exercises), {k: v["max_points"] for k, v in exercises.items()})
+    assert sub["total"] == sub["max_total"] == 1.1
+    assert exercises["scale"]["points"] == 1.0
+    from fractions import Fraction
+    assert sum(Fraction(c["points_exact"]) for c in exercises["scale"]["checks"]) == 1
+    doc = json.loads(results_json(sub, [], partial=True))
+    assert doc["score"] == doc["max_score"] == 1.1

@@ -24,6 +24,9 @@ class Live:
         )
         self.checks = self.progress.add_task("exercises", total=total_exercises, latest="")
         self.subs = self.progress.add_task("submissions", total=total_submissions, latest="")
+        # Without a terminal (a batch job's log, a pipe) a bar is never drawn: one line per submission instead.
+        self.lines = not quiet and not self.console.is_terminal
+        self.done, self.total = 0, total_submissions
 
     def __enter__(self) -> "Live":
         self.progress.__enter__()
@@ -38,14 +41,24 @@ class Live:
             mark = "pass" if r["passed"] else CAUSE_TEXT.get(r["cause"], "fail")
             self.progress.update(self.checks, advance=1, latest=_cell(f"{msg['submission']}/{msg['exercise']}: {mark}"))
 
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            self.console.print(escape(text), highlight=False)
+
     def submission_done(self, result: dict, exercises_left: int) -> None:
+        self.done += 1
+        if self.lines:
+            self.console.print(_cell(f"graded {self.done}/{self.total}: {result['id']} "
+                                     f"{fmt_points(result['total'])}/{fmt_points(result['max_total'])}"),
+                               highlight=False, soft_wrap=True)
         # Exercises settled without an `exercise` event (a killed worker) still count.
         self.progress.update(self.checks, advance=exercises_left)
         self.progress.update(self.subs, advance=1,
                              latest=_cell(f"{result['id']}: {fmt_points(result['total'])}/{fmt_points(result['max_total'])}"))
 
 
-def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Console | None = None) -> None:
+def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Console | None = None,
+                  ignored: list[str] = ()) -> None:
     console = console or Console()
     table = Table(title="Grades", show_lines=False)
     table.add_column("submission", no_wrap=True)
@@ -69,6 +82,8 @@ def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Co
                   f"unprivileged: {_yn(g['unprivileged'])})")
     for why in isolation.get("passed_over", []):
         console.print(f"  stronger isolation not used: {why}")
+    for entry in ignored:
+        console.print(f"  not a submission, left out: {_cell(entry)}")
     console.print(f"Reports in {out_dir}: report.json, gradebook.csv, junit.xml, feedback/")
 
 
