@@ -170,3 +170,20 @@ def test_partial_credit_is_exact_a_full_score_equals_the_maximum(tmp_path):
     assert sum(Fraction(c["points_exact"]) for c in exercises["scale"]["checks"]) == 1
     doc = json.loads(results_json(sub, [], partial=True))
     assert doc["score"] == doc["max_score"] == 1.1
+
+
+def test_gradescope_results_are_written_before_and_after_each_exercise(tmp_path):
+    from course.grader.gradescope import ProgressiveResults
+
+    path = tmp_path / "results" / "results.json"
+    progress = ProgressiveResults(path, [SECRET], visibility="visible", partial=False, note="small container")
+    progress.start(dict(points={"add": 2.0, "scale": 1.0}, partial=False))
+    doc = json.loads(path.read_text())
+    assert doc["score"] == 0 and doc["max_score"] == 3.0 and "small container" in doc["output"]
+    assert [t["status"] for t in doc["tests"]] == ["failed", "failed"]
+    assert all("not reached" in t["output"] for t in doc["tests"])
+    done = _submission(Scheme())["exercises"]["add"]
+    progress.exercise(dict(event="exercise", submission="submission", exercise="add", result=done))
+    doc = json.loads(path.read_text())
+    assert doc["score"] == 2.0 and doc["tests"][0]["status"] == "passed" and "not reached" in doc["tests"][1]["output"]
+    assert [p.name for p in path.parent.iterdir()] == ["results.json"]  # no temporary file left behind

@@ -60,6 +60,7 @@ class Options:
     hide: list[Path] = field(default_factory=list)  # more paths graded code must not see
     shard: tuple[int, int] | None = None  # (K, N): grade only shard K of N
     on_exercise: Callable[[dict], None] | None = None  # called as each exercise of a submission is settled
+    on_start: Callable[[dict], None] | None = None  # called with the run (run.json) before grading starts
     recycle: dict | None = None  # when workers are replaced: {"submissions": n, "rss_mb": m}
 
 
@@ -197,6 +198,8 @@ def grade(opts: Options) -> Outcome:
             run, config, todo, jobs, submission_timeout = _set_up(
                 opts, catalog, exercises, ex_config, checks_dirs, scheme, submissions, kept, key, run_seed,
                 work_root, ignored, shard, secrets)
+            if opts.on_start is not None:
+                opts.on_start(run)
             with Live(len(todo) * len(ex_config), len(todo), opts.quiet) as live:
                 seen: dict[str, int] = {}
 

@@ -176,27 +176,41 @@ def _grade_class(args) -> int:
 
 
 def _gradescope(args) -> int:
-    from course.grader.batch import GradeError, grade
+    from course.grader.batch import GradeError, grade, secrets_for
     from course.grader.discovery import Submission
-    from course.grader.gradescope import results_json
+    from course.grader.gradescope import (NEEDED_MB, SUBMISSION_BUDGET_S, WORKER_RESERVE_MB, ProgressiveResults,
+                                          container_memory_mb, results_json)
     from course.grader.reports import write_atomic
 
     if not args.submission.is_dir():
         raise GradeError(f"--gradescope: no submission folder at {args.submission}")
     out = args.out or Path(tempfile.mkdtemp(prefix="jaxlings-gradescope-"))
-    opts = _options(args, class_dir=None, out_dir=out, jobs=1, resume=False,
+    limit = container_memory_mb()
+    note = ""
+    if limit is not None and limit < NEEDED_MB:
+        note = (f"This autograder container has {limit} MB of memory; jaxlings needs about {NEEDED_MB} MB. "
+                "Instructor: choose a larger autograder in the assignment's settings.")
+    memory_mb = args.memory_mb
+    if memory_mb is None and limit is not None:
+        memory_mb = max(256, min(4096, limit - WORKER_RESERVE_MB))
+    secrets = secrets_for(args.checks)
+    progress = ProgressiveResults(args.results, secrets, visibility=args.visibility,
+                                  partial=args.partial or args.points is not None, note=note)
+    opts = _options(args, class_dir=None, out_dir=out, jobs=1, resume=False, memory_mb=memory_mb,
+                    submission_timeout=args.submission_timeout or SUBMISSION_BUDGET_S,
                     submissions=[Submission("submission", args.submission.resolve())],
-                    hide=[args.submission.resolve(), args.results.resolve().parent])
+                    hide=[args.submission.resolve(), args.results.resolve().parent],
+                    on_start=progress.start, on_exercise=progress.exercise)
     outcome = grade(opts)
     if not outcome.submissions:
         raise GradeError("the submission could not be graded")
-    from course.grader.batch import secrets_for
-
-    text = results_json(outcome.submissions[0], secrets_for(opts.checks_dirs), visibility=args.visibility,
-                        partial=outcome.run["partial"])
+    sub = outcome.submissions[0]
+    if note:
+        sub["notes"] = [note, *sub.get("notes", [])]
+    text = results_json(sub, secrets, visibility=args.visibility, partial=outcome.run["partial"])
     write_atomic(args.results, text)
     if not args.quiet:
-        print(f"Score {outcome.submissions[0]['total']} / {outcome.submissions[0]['max_total']}; "
+        print(f"Score {sub['total']} / {sub['max_total']}; "
               f"isolation: {outcome.run['isolation']['tier']}; wrote {args.results}")
     return 130 if outcome.interrupted else 0
 
@@ -206,7 +220,9 @@ def _bundle(args) -> int:
     from course.grader.bundle import BundleError, write_bundle
 
     if args.out is None:
-        raise GradeError("give --out DIR for autograder.zip")
+        raise GradeError("give --out DIR for the bundle")
+    if args.bundle == "github-classroom":
+        return _classroom(args)
     for d in args.checks:
         if not d.is_dir():
             raise GradeError(f"--checks {d}: not a folder")
@@ -218,4 +234,28 @@ def _bundle(args) -> int:
     except BundleError as exc:
         raise GradeError(str(exc)) from None
     print(f"Wrote {target}: upload it as the assignment's autograder on Gradescope.")
+    return 0
+
+
+def _classroom(args) -> int:
+    from course.grader.batch import GradeError
+    from course.grader.bundle import BundleError
+    from course.grader.classroom import write_classroom
+
+    for d in args.checks:
+        if not d.is_dir():
+            raise GradeError(f"--checks {d}: not a folder")
+    if args.points is not None and not args.points.is_file():
+        raise GradeError(f"--points {args.points}: no such file")
+    if args.partial:
+        raise GradeError("--partial: GitHub Classroom's command grader gives a step all of its points or none")
+    try:
+        workflow, kit = write_classroom(args.out, exercises=_exercises(args), checks_dirs=args.checks,
+                                        points_file=args.points, kit_repo=args.kit_repo)
+    except BundleError as exc:
+        raise GradeError(str(exc)) from None
+    print(f"Wrote {workflow}: add it to the assignment's template repository.\n"
+          f"Wrote {kit}: push it to a PRIVATE repository"
+          f"{' (' + args.kit_repo + ')' if args.kit_repo else ' and name it in the JAXLINGS_KIT_REPO variable'}; "
+          "give the organisation a read-only JAXLINGS_KIT_TOKEN secret for it. See docs/grading.md.")
     return 0

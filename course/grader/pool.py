@@ -44,6 +44,7 @@ class _Slot:
     started: float = 0.0
     partial: dict = field(default_factory=dict)  # exercise -> result, for the job in hand
     graded: int = 0  # submissions this worker finished
+    worn: bool = False  # to be replaced before its next submission
 
 
 class Pool:
@@ -107,9 +108,12 @@ class Pool:
         self.slots = [self._spawn(i) for i in range(min(self.jobs, max(1, len(pending))))]
         try:
             while outstanding:
-                for slot in self.slots:
+                for slot in list(self.slots):
                     if slot.ready and slot.job is None and pending:
-                        self._assign(slot, pending.pop(0))
+                        if slot.worn:
+                            self._retire(slot)  # only when there is more work: the last one just ends
+                        else:
+                            self._assign(slot, pending.pop(0))
                 try:
                     slot, proc, msg = self.events.get(timeout=0.5)
                 except queue.Empty:
@@ -148,8 +152,7 @@ class Pool:
             self.memory.append(dict(submission=msg["submission"], pid=slot.proc.pid, **mem))
             msg["result"]["worker"] = dict(pid=slot.proc.pid, submissions=slot.graded, **mem)
             on_result(msg["result"])
-            if self._worn_out(slot, mem):
-                self._retire(slot)
+            slot.worn = self._worn_out(slot, mem)
             return 1
         return 0
 

@@ -37,6 +37,7 @@ CAUSE_TEXT = {
     "check_error": "the check itself failed (not your fault)",
     "not_submitted": "not submitted",
     "grader_error": "the grader failed (not your fault)",
+    "not_reached": "not reached: grading stopped before this exercise",
 }
 _GRADER_SIDE = {"check_error", "grader_error"}
 MAX_MESSAGE = 2000
