@@ -101,3 +101,18 @@ def test_sigterm_from_a_scheduler_stops_cleanly_too(tmp_path):
             proc.kill()
     report = json.loads((out / "report.json").read_text())
     assert [s["id"] for s in report["submissions"]] == ["learner0"]
+
+
+def test_children_started_one_at_a_time_grade_the_same(tmp_path, monkeypatch):
+    """Gradescope's small containers grade without a second child starting ahead."""
+    from course.grader.batch import Options
+    from course.grader.batch import grade as grade_in_process
+
+    monkeypatch.setenv("JAXLINGS_COURSE_ROOT", str(COURSE))
+    class_dir = tmp_path / "class"
+    _class(class_dir, 1)
+    (class_dir / "learner0" / EX / "scale.py").write_text("def scale(x, factor):\n    return x + factor\n")
+    outcome = grade_in_process(Options(class_dir=class_dir, out_dir=tmp_path / "out", jobs=1, seed=4, quiet=True,
+                                       prestart=False))
+    sub = outcome.submissions[0]
+    assert (sub["exercises"]["add"]["points"], sub["exercises"]["scale"]["cause"]) == (2.0, "wrong_result")

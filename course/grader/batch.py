@@ -62,6 +62,7 @@ class Options:
     on_exercise: Callable[[dict], None] | None = None  # called as each exercise of a submission is settled
     on_start: Callable[[dict], None] | None = None  # called with the run (run.json) before grading starts
     recycle: dict | None = None  # when workers are replaced: {"submissions": n, "rss_mb": m}
+    prestart: bool = True  # start each next learner child while the current one is checked
 
 
 @dataclass
@@ -285,7 +286,7 @@ def _set_up(opts, catalog, exercises, ex_config, checks_dirs, scheme, submission
         run_seed=run_seed, extra_check_dirs=[str(d) for d in checks_dirs], memory_mb=opts.memory_mb,
         isolation=dict(tier=isolation.tier, hidden=[str(p) for p in isolation.hidden],
                        work_root=str(isolation.work_root), bwrap=isolation.bwrap),
-        recycle=opts.recycle,
+        recycle=opts.recycle, prestart=opts.prestart,
     )
     return run, config, todo, jobs, submission_timeout
 

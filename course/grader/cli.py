@@ -178,7 +178,7 @@ def _grade_class(args) -> int:
 def _gradescope(args) -> int:
     from course.grader.batch import GradeError, grade, secrets_for
     from course.grader.discovery import Submission
-    from course.grader.gradescope import (NEEDED_MB, SUBMISSION_BUDGET_S, WORKER_RESERVE_MB, ProgressiveResults,
+    from course.grader.gradescope import (NEEDED_MB, PRESTART_MB, SUBMISSION_BUDGET_S, WORKER_RESERVE_MB, ProgressiveResults,
                                           container_memory_mb, results_json)
     from course.grader.reports import write_atomic
 
@@ -200,7 +200,8 @@ def _gradescope(args) -> int:
                     submission_timeout=args.submission_timeout or SUBMISSION_BUDGET_S,
                     submissions=[Submission("submission", args.submission.resolve())],
                     hide=[args.submission.resolve(), args.results.resolve().parent],
-                    on_start=progress.start, on_exercise=progress.exercise)
+                    on_start=progress.start, on_exercise=progress.exercise,
+                    prestart=limit is None or limit >= PRESTART_MB)
     outcome = grade(opts)
     if not outcome.submissions:
         raise GradeError("the submission could not be graded")

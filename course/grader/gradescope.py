@@ -80,6 +80,7 @@ SUBMISSION_BUDGET_S = 35 * 60
 # runs out of memory and the learner gets nothing useful.
 NEEDED_MB = 3072
 WORKER_RESERVE_MB = 1280
+PRESTART_MB = 4096  # below this, learner children start one at a time (slower, one child less in memory)
 
 
 def container_memory_mb() -> int | None:
