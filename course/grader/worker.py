@@ -127,6 +127,7 @@ class Worker:
                                            file=located.relative, note=located.note, **merge(units, runs))
             result["exercises"][name] = entry
             self.emit({"event": "exercise", "submission": sub_id, "exercise": name, "result": entry})
+            _forget_compiled()
 
     def _prepare(self, unit, root: Path, files: list[Path]):
         """A throw-away copy of the submission and a sandboxed child already starting in it.
@@ -143,6 +144,21 @@ class Worker:
             _remove(copy)
             return traceback.format_exc(limit=8)
         return prepared, copy
+
+
+def _forget_compiled() -> None:
+    """Drop what the last exercise's checks compiled in this process.
+
+    Each check module is imported afresh, so the programs it jitted in the
+    trusted parent are never reused; JAX's caches would keep them (and their
+    executables) for the worker's life, tens of MB per exercise.
+    """
+    import gc
+
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
 
 
 def _close(current) -> None:
@@ -236,7 +252,11 @@ def main() -> int:
 
 
 def memory() -> dict:
-    """This worker's resident memory now and at its peak, and the peak of any child it waited for, in MiB."""
+    """This worker's resident memory now and at its peak, in MiB.
+
+    (Not the children's: a child's peak as the kernel counts it includes the
+    worker's own pages at the fork, before the child runs anything.)
+    """
     import resource
 
     rss = 0.0
@@ -245,9 +265,7 @@ def memory() -> dict:
             rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, IndexError):
         pass
-    return dict(rss_mb=round(rss, 1),
-                peak_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                children_peak_mb=round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1))
+    return dict(rss_mb=round(rss, 1), peak_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
 
 
 if __name__ == "__main__":
