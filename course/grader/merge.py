@@ -18,7 +18,10 @@ from course.grader import reports, safe
 from course.grader.batch import RESULTS_DIR, RUN_FILE, GradeError, Outcome, _load_results, secrets_for, shard_of
 
 # What every shard of one class must agree on.
-_SAME = ("seed", "config_key", "course", "exercises", "points", "max_points", "partial", "extra_checks")
+_SAME = {"seed": "seed", "config_key": "grading set-up (exercises, points or checks)",
+         "course": "course (its checks or solutions)", "exercises": "set of exercises", "points": "points",
+         "max_points": "points", "partial": "--partial setting", "extra_checks": "set of --checks folders",
+         "versions": "Python or library versions"}
 
 
 def merge(dirs: list[Path], out: Path) -> Outcome:
@@ -28,9 +31,9 @@ def merge(dirs: list[Path], out: Path) -> Outcome:
     first = runs[0]
     count = first["shard"]["count"]
     for d, run in zip(dirs, runs):
-        for key in _SAME:
+        for key, what in _SAME.items():
             if run.get(key) != first.get(key):
-                raise GradeError(f"grade merge: {d} was graded with another {key.replace('_', ' ')} than {dirs[0]} "
+                raise GradeError(f"grade merge: {d} was graded with another {what} than {dirs[0]} "
                                  "(all shards must come from one command with the same --seed)")
         if run["shard"]["count"] != count or run["shard"]["class_ids"] != first["shard"]["class_ids"]:
             raise GradeError(f"grade merge: {d} split another class or into another number of shards than {dirs[0]}")
