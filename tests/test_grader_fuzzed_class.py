@@ -63,6 +63,13 @@ def make_fuzzed_class(class_dir: Path, rng: random.Random) -> None:
     for name, body in ((b"add.py", sol_add), (b"scale.py", wrong)):
         with open(odd + b"/" + name, "w") as f:
             f.write(body)
+    # A data file larger than the copy limit, sorting before the exercises.
+    big = class_dir / "bigdata"
+    (big / EX).mkdir(parents=True)
+    (big / EX / "add.py").write_text(sol_add)
+    (big / EX / "scale.py").write_text(sol_scale)
+    with open(big / "aaa_data.bin", "wb") as f:
+        f.truncate(70 * 1024 * 1024)  # sparse: 70 MiB by its size, nothing on the disk
     with tarfile.open(class_dir / "tarred.tar", "w", format=tarfile.GNU_FORMAT) as tf:
         for name, data in [(EX + "add.py", sol_add.encode()),
                            (os.fsdecode(b"hw\xff/" + hostile_name(rng) + b"/scale.py"), sol_scale.encode()),
@@ -93,12 +100,14 @@ def test_the_run_finishes_and_every_learner_is_graded(fuzzed):
     assert fuzzed["proc"].returncode == 0, fuzzed["proc"].stderr[-3000:]
     report = json.loads(strict_text(fuzzed["out"] / "report.json"))
     subs = {s["id"]: s for s in report["submissions"]}
-    assert len(subs) == 5
+    assert len(subs) == 6
     assert subs["tarred"]["total"] == 3.0, subs["tarred"]
+    assert subs["bigdata"]["total"] == 3.0, subs["bigdata"]
+    assert any("aaa_data.bin (70.0 MiB)" in n for n in subs["bigdata"]["notes"]), subs["bigdata"]["notes"]
     assert subs["odd-folder"]["total"] == 2.0, subs["odd-folder"]
     assert "\\xff\\xfe" in subs["odd-folder"]["exercises"]["add"]["note"]
     for ident, sub in subs.items():
-        if ident not in ("tarred", "odd-folder"):
+        if ident not in ("tarred", "odd-folder", "bigdata"):
             assert sub["exercises"]["add"]["cause"] == "exception"
 
 
@@ -109,9 +118,9 @@ def test_every_output_parses_strictly_and_holds_no_control_characters(fuzzed):
         json.loads(strict_text(f))
     ET.fromstring(strict_text(out / "junit.xml").encode())
     xml = JUnitXml.fromfile(str(out / "junit.xml"))
-    assert len(list(xml)) == 5
+    assert len(list(xml)) == 6
     feedback = sorted((out / "feedback").glob("*.txt"))
-    assert len(feedback) == 5
+    assert len(feedback) == 6
     for f in feedback:
         strict_text(f)
     proc = fuzzed["proc"]
@@ -121,16 +130,16 @@ def test_every_output_parses_strictly_and_holds_no_control_characters(fuzzed):
 
 def test_the_gradebook_has_no_formula_cells(fuzzed):
     rows = list(csv.reader(io.StringIO(strict_text(fuzzed["out"] / "gradebook.csv"))))
-    assert len(rows) == 6 and all(len(r) == len(rows[0]) for r in rows)
+    assert len(rows) == 7 and all(len(r) == len(rows[0]) for r in rows)
     for row in rows:
         for cell in row:
             assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
-    assert {r[0][:2] for r in rows[1:] if r[0] not in ("tarred", "odd-folder")} == {"'+", "'@", "'-"}
+    assert {r[0][:2] for r in rows[1:] if r[0] not in ("tarred", "odd-folder", "bigdata")} == {"'+", "'@", "'-"}
 
 
 def test_feedback_names_the_seed_and_the_rerun_command(fuzzed):
     report = json.loads((fuzzed["out"] / "report.json").read_text())
-    sub = next(s for s in report["submissions"] if s["id"] not in ("tarred", "odd-folder"))
+    sub = next(s for s in report["submissions"] if s["id"] not in ("tarred", "odd-folder", "bigdata"))
     text = (fuzzed["out"] / "feedback" / f"{sub['id']}.txt").read_text()
     seed = sub["exercises"]["add"]["seed"]
     assert f"JAXLINGS_SEED={seed} jaxlings check add" in text

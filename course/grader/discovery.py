@@ -182,7 +182,8 @@ def fingerprint(paths: list[Path], root: Path) -> str:
     for p in sorted(paths, key=lambda q: os.fsencode(q.relative_to(root).as_posix())):
         h.update(os.fsencode(p.relative_to(root).as_posix()) + b"\0")
         try:
-            h.update(hashlib.sha256(p.read_bytes()).digest())
+            with open(p, "rb") as f:  # streamed: a large data file is not read into memory
+                h.update(hashlib.file_digest(f, "sha256").digest())
         except OSError:
             h.update(b"unreadable")
     return h.hexdigest()
