@@ -23,7 +23,8 @@ CASES = {
         ["faster than nnx_eager", "@nnx.jit >= 25x faster than NNX eager", "mean accuracy gap"],
     ),
     "grade_class.py": (["--submissions", "2", "--exercises", "functional_ops"],
-                       ["grader's own cost per submission", "speed-up with 2 jobs"]),
+                       ["grader's own cost per submission", "speed-up with 2 jobs", "peak memory: worker",
+                        "shard+merge overhead"]),
 }
 
 
