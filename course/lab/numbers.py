@@ -57,6 +57,24 @@ def extrapolation_legend(ran: int, epochs: int) -> str:
     return f"{EXTRAPOLATED} extrapolated from {ran} epochs to {epochs}"
 
 
+def legend_lines(extrapolated: list[tuple[str, int]], epochs: int, *, app: bool = False) -> list[str]:
+    """What the results columns mean, the same words in the CLI and the app.
+
+    `extrapolated` lists (variant, epochs it ran) for each extrapolated result.
+    """
+    full = "Full run s" if not app else "Full run"
+    compile_ = "Compile s" if not app else "Compile"
+    lines = [
+        f"×NNX eager, ×PyTorch: times faster than that baseline, the {SPEEDUP_BASIS}.",
+        f"{compile_}: trace + compile of the first step (empty for eager variants, which compile nothing). "
+        f"ms/epoch: steady state, after the first step. {full}: init + first step + every epoch.",
+    ]
+    for variant, ran in extrapolated:
+        lines.append(f"{extrapolation_legend(ran, epochs)} ({variant}: its full run from the measured "
+                     f"ms/epoch; its loss and accuracy are after {ran} epochs).")
+    return lines
+
+
 # One plot character per variant, in the CLI's plot and the app's: the curves
 # stay apart without colour (NO_COLOR, a dumb terminal, colour blindness).
 PLOT_MARKERS = {

@@ -7,8 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from course.lab.api import LabReport, VariantResult
-from course.lab.numbers import (EXTRAPOLATED, MISSING, SPEEDUP_BASIS, extrapolation_legend, fmt_ms, fmt_speedup,
-                                plot_legend, plot_marker)
+from course.lab.numbers import EXTRAPOLATED, MISSING, fmt_ms, fmt_speedup, legend_lines, plot_legend, plot_marker
 
 
 def _num(value: float | None, fmt: str) -> str:
@@ -59,16 +58,7 @@ def outcome_table(report: LabReport) -> Table:
 
 def legend(report: LabReport) -> list[str]:
     """What the columns mean; the same words as the app's legend."""
-    lines = [
-        f"×NNX eager, ×PyTorch: times faster than that baseline, the {SPEEDUP_BASIS}.",
-        "Compile s: trace + compile of the first step (empty for eager variants, which compile nothing). "
-        "ms/epoch: steady state, after the first step. Full run s: init + first step + every epoch.",
-    ]
-    for r in report.results:
-        if r.extrapolated:
-            lines.append(f"{extrapolation_legend(r.epochs, report.config.epochs)} ({r.variant}: its full run "
-                         f"from the measured ms/epoch; its loss and accuracy are after {r.epochs} epochs).")
-    return lines
+    return legend_lines([(r.variant, r.epochs) for r in report.results if r.extrapolated], report.config.epochs)
 
 
 def notes(report: LabReport) -> list[str]:
