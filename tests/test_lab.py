@@ -342,7 +342,7 @@ def test_cli_runs_writes_json_and_exits_zero(tmp_path):
     assert "linen_jit" in proc.stdout and "jax_scan" in proc.stdout and "dropped" in proc.stdout
     assert "Training loss per epoch" in proc.stdout
     data = json.loads(out.read_text())
-    assert data["schema_version"] == 1 and [r["status"] for r in data["results"]] == ["ok", "ok"]
+    assert data["schema_version"] == 2 and [r["status"] for r in data["results"]] == ["ok", "ok"]
     assert data["config"]["epochs"] == 3 and len(data["results"][1]["losses"]) == 3
 
 

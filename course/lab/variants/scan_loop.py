@@ -22,7 +22,6 @@ from __future__ import annotations
 from functools import partial
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 from flax import nnx
