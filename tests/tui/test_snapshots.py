@@ -90,6 +90,22 @@ def test_training_lab_results(workspace, snap_compare):
     assert snap_compare(app(), terminal_size=(110, 40), run_before=ready)
 
 
+def test_training_lab_results_at_80_columns(workspace, snap_compare):
+    async def ready(pilot):
+        await settle(pilot)
+        pilot.app.open_lab()
+        await settle(pilot)
+        lab = pilot.app.screen
+        lab.query_one("#lab-epochs").value = "40"
+        no_blink(pilot.app)
+        await pilot.press("r")
+        await settle(pilot)
+        lab.query_one("#lab-out").scroll_to_widget(lab.query_one("#lab-table"), top=True, animate=False)
+        await settle(pilot)
+
+    assert snap_compare(app(), terminal_size=(80, 24), run_before=ready)
+
+
 def test_help(workspace, snap_compare):
     async def ready(pilot):
         await settle(pilot)
