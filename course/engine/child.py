@@ -22,10 +22,12 @@ if __name__ == "__main__":
     # putting the learner's folder or the current directory on sys.path.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+import faulthandler
 import inspect
 import json
 import linecache
 import resource
+import signal
 import struct
 import traceback
 import types
@@ -187,14 +189,28 @@ class Child:
             return Failure("exit", f"your code called sys.exit({e.code!r}) {during}.", code=_exit_code(e.code))
         if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in str(e)[:500]:
             return Failure("out_of_memory", f"your code ran out of memory {during}.\n" + self._trimmed(e))
-        return Failure("exception", f"{type(e).__name__} {during}.\n" + self._trimmed(e))
+        extra: dict[str, Any] = {"error": type(e).__name__}
+        line = self._learner_line(e)
+        if line is not None:
+            extra["line"] = line
+        return Failure("exception", f"{type(e).__name__} {during}.\n" + self._trimmed(e), **extra)
+
+    def _learner_frames(self, e: BaseException) -> list[traceback.FrameSummary]:
+        return [f for f in traceback.extract_tb(e.__traceback__) if f.filename in (self.path, PROBE_FILE)]
+
+    def _learner_line(self, e: BaseException) -> int | None:
+        lines = [f.lineno for f in self._learner_frames(e) if f.filename == self.path]
+        return lines[-1] if lines else None
 
     def _trimmed(self, e: BaseException) -> str:
-        """The traceback reduced to the learner's own lines (and the check's probe)."""
-        frames = [
-            f for f in traceback.extract_tb(e.__traceback__) if f.filename in (self.path, PROBE_FILE)
-        ]
+        """The traceback reduced to the learner's own lines (and the check's probe).
+
+        JAX already hides its own frames from tracebacks and says so in a note
+        about JAX_TRACEBACK_FILTERING; here every frame outside the learner's
+        file is gone, so that note (and JAX's separator line) is only noise.
+        """
         lines = []
+        frames = self._learner_frames(e)
         if frames:
             lines.append("Traceback (your code):")
             for f in frames:
@@ -202,11 +218,36 @@ class Child:
                 lines.append(f'  {where}, line {f.lineno}, in {f.name}')
                 if f.line:
                     lines.append(f"    {f.line.strip()}")
-        text = "".join(traceback.format_exception_only(type(e), e)).strip()
+        lines.extend(self._rules_named_in(e))
+        text = _exception_text(e)
         if len(text) > MAX_MESSAGE_TEXT:
             text = text[:MAX_MESSAGE_TEXT] + " [...]"
         lines.append(text.replace(self.path, self.display) if self.path else text)
         return "\n".join(lines)
+
+    def _rules_named_in(self, e: BaseException) -> list[str]:
+        """Where the learner defined the custom rule an error is about.
+
+        JAX checks a custom_vjp's backward rule after the rule has returned,
+        so no frame of the learner's file is left in the traceback; the rule
+        itself is still registered on the learner's function."""
+        text = str(e)[:2000].lower()
+        if "custom vjp" not in text and "custom_vjp" not in text and "custom jvp" not in text \
+                and "custom_jvp" not in text:
+            return []
+        named = [a for a in ("fwd", "bwd", "jvp") if f"{a} rule" in text or f"{a} function" in text]
+        found = []
+        for value in list(vars(self.module).values()) if self.module is not None else []:
+            for attr in named or ("fwd", "bwd", "jvp"):
+                rule = _instance_attr(value, attr)
+                code = getattr(rule, "__code__", None) if inspect.isfunction(rule) else None
+                if code is not None and code.co_filename == self.path:
+                    source = linecache.getline(self.path, code.co_firstlineno).strip()
+                    found.append(f"  {self.display}, line {code.co_firstlineno}: the {attr} rule `{rule.__name__}`"
+                                 + (f"\n    {source}" if source else ""))
+        if found:
+            found.insert(0, "Your custom rules:")
+        return found
 
     def _syntax_message(self, e: SyntaxError) -> str:
         lines = [f"{self.display}, line {e.lineno}: {e.msg}"]
@@ -238,6 +279,25 @@ class Child:
             return {"ok": False, "cause": "not_plain_data", "message": str(e)}
         except BaseException as e:  # noqa: BLE001 - report, never die silently
             return {"ok": False, **_as_dict(self._failure_from(e, "in the check"))}
+
+
+def _instance_attr(value: Any, attr: str) -> Any:
+    """A rule stored on a custom_vjp / custom_jvp object (instance attributes only)."""
+    try:
+        return object.__getattribute__(value, "__dict__").get(attr)
+    except Exception:  # noqa: BLE001 - no __dict__, or a hostile one
+        return None
+
+
+def _exception_text(e: BaseException) -> str:
+    """`Type: message` and the exception's notes, without JAX's note on traceback filtering."""
+    try:
+        head = "".join(traceback.format_exception_only(type(e), e)).strip()
+    except Exception:  # noqa: BLE001 - a learner's exception with a broken __str__
+        head = type(e).__name__
+    kept = [line for line in head.splitlines()
+            if "JAX_TRACEBACK_FILTERING" not in line and set(line.strip()) != {"-"}]
+    return "\n".join(kept).strip()
 
 
 def _as_dict(f: Failure) -> dict:
@@ -320,6 +380,9 @@ def _die_with_parent() -> None:
 
 
 def main(argv: list[str]) -> int:
+    # On SIGUSR1 the parent gets every thread's stack on stderr, which it
+    # drains: before ending a child that ran out of time, it asks which line was running.
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     _die_with_parent()
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -14,6 +14,7 @@ and the reference modules warm and answers in well under a second.
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import inspect
 import os
@@ -26,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course import paths
 from course.engine import checking
 from course.catalog import Exercise, checks_dir
 from course.engine.checking import CheckFailure, LearnerFailure
@@ -109,13 +111,19 @@ def draw_seed(seed: int | None = None) -> int:
 class CheckSettings:
     timeout: float | None = None
     child_env: dict[str, str] = field(default_factory=dict)
+    # Friendly messages by exception name (e.g. "KeyReuseError"), for errors the
+    # check provokes on purpose in the learner's code.
+    messages: dict[str, str] = field(default_factory=dict)
+    # False for a check whose reference results depend on more than their inputs
+    # (a clock, files): the reference then runs every time.
+    cache_reference: bool = True
 
 
 _SETTINGS_CACHE: dict[tuple[str, int], CheckSettings] = {}
 
 
 def check_settings(path: Path) -> CheckSettings:
-    """TIMEOUT and CHILD_ENV, read as literals from the module's source.
+    """TIMEOUT, CHILD_ENV, MESSAGES and CACHE_REFERENCE, read as literals from the module's source.
 
     Read before pytest imports the module because the child's environment must
     be chosen before the learner's process starts.
@@ -123,7 +131,7 @@ def check_settings(path: Path) -> CheckSettings:
     stat = path.stat()
     key = (str(path), stat.st_mtime_ns)
     if key not in _SETTINGS_CACHE:
-        timeout, env = None, {}
+        timeout, env, messages, cache_reference = None, {}, {}, True
         for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
@@ -131,8 +139,92 @@ def check_settings(path: Path) -> CheckSettings:
                     timeout = float(ast.literal_eval(node.value))
                 elif name == "CHILD_ENV":
                     env = {str(k): str(v) for k, v in ast.literal_eval(node.value).items()}
-        _SETTINGS_CACHE[key] = CheckSettings(timeout, env)
+                elif name == "MESSAGES":
+                    messages = {str(k): str(v) for k, v in ast.literal_eval(node.value).items()}
+                elif name == "CACHE_REFERENCE":
+                    cache_reference = bool(ast.literal_eval(node.value))
+        _SETTINGS_CACHE[key] = CheckSettings(timeout, env, messages, cache_reference)
     return _SETTINGS_CACHE[key]
+
+
+# -- compiled programs kept between processes ----------------------------------
+
+
+@dataclass(frozen=True)
+class CompileCache:
+    """Folders where JAX keeps compiled programs between processes.
+
+    JAX treats its compilation cache as trusted: whoever can write an entry
+    decides what native code a later process runs. So the trusted side (this
+    process and the reference's own children) and the learner's children never
+    share one. The learner's folder is read and written only by learner
+    processes, and it lies outside the workspace, whose path the learner's
+    environment must not name.
+    """
+
+    trusted: Path
+    learner: Path | None
+
+    def learner_env(self) -> dict[str, str]:
+        return _cache_env(self.learner) if self.learner is not None else {}
+
+    def trusted_env(self) -> dict[str, str]:
+        return _cache_env(self.trusted)
+
+
+CACHE_MAX_BYTES = 512 * 1024 * 1024
+
+
+def _cache_env(folder: Path) -> dict[str, str]:
+    # Every program, however small or quick to compile: the checks' programs are small.
+    return {
+        "JAX_COMPILATION_CACHE_DIR": str(folder),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+        "JAX_COMPILATION_CACHE_MAX_SIZE": str(CACHE_MAX_BYTES),
+    }
+
+
+def workspace_compile_cache(state_dir: Path | None = None) -> CompileCache:
+    """The caches of one learner's workspace (`.jaxlings/` by default).
+
+    Only for a learner's own checks: the grader, where submissions must not
+    reach one another, uses none.
+    """
+    import platformdirs
+
+    state = Path(state_dir) if state_dir is not None else paths.state_dir()
+    state = state.resolve()
+    digest = hashlib.sha256(str(state).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    learner = Path(platformdirs.user_cache_dir("jaxlings")) / f"learner-xla-{digest}"
+    return CompileCache(trusted=state / "xla-cache", learner=learner)
+
+
+def _private_folder(folder: Path) -> bool:
+    """Create `folder` readable only by this user; False when that is impossible."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.stat()
+        if st.st_uid != os.getuid():
+            return False  # someone else's folder: its entries cannot be trusted
+        if st.st_mode & 0o077:
+            os.chmod(folder, 0o700)
+        return True
+    except OSError:
+        return False
+
+
+def _use_trusted_cache(folder: Path) -> None:
+    """Point this process's JAX at the trusted cache, unless the user chose one."""
+    import jax
+
+    current = jax.config.jax_compilation_cache_dir
+    if current is not None:
+        return  # already set: by an earlier session, or by the user (JAX_COMPILATION_CACHE_DIR)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    jax.config.update("jax_compilation_cache_max_size", CACHE_MAX_BYTES)
+    jax.config.update("jax_compilation_cache_dir", str(folder))
 
 
 # -- the two sides a check talks to ---------------------------------------------
@@ -145,6 +237,7 @@ class LearnerProxy:
         self._run = run
         self._proc: LearnerProcess | None = None
         self._failure: LearnerFailure | None = None
+        self._loaded_path = ""
 
     def _process(self) -> LearnerProcess:
         if self._failure is not None:
@@ -154,8 +247,9 @@ class LearnerProxy:
             self._proc = run.session._take_child(run.child_env)
             t0 = time.monotonic()
             self._proc.wait_ready(t0 + READY_TIMEOUT)
+            self._loaded_path = str(run.learner_file)
             try:
-                self._request({"op": "load", "path": str(run.learner_file), "display": run.display,
+                self._request({"op": "load", "path": self._loaded_path, "display": run.display,
                                "module": run.learner_file.stem}, "while importing your file")
             except LearnerFailure as f:
                 self._failure = f
@@ -174,6 +268,11 @@ class LearnerProxy:
         except LearnerFailure as f:
             if f.cause == "timeout":
                 f.message = f"your code took longer than the {run.budget:g} s allowed {during}."
+                running = _running_line(f.details.get("stack"), self._loaded_path, run.learner_file, run.display)
+                if running:
+                    f.message += f"\nIt was running {running}"
+            elif f.cause == "exception":
+                _befriend(f, run)
             if not self._proc.alive():
                 self._failure = f  # the process is gone: every later call fails the same way
             raise
@@ -201,26 +300,155 @@ class LearnerProxy:
             self._proc.close()
 
 
+# What an error the checks provoke on purpose means, when the check module says nothing (MESSAGES).
+DEFAULT_MESSAGES = {
+    "KeyReuseError": (
+        "your code used a PRNG key that had already been used (the check runs it with "
+        "jax.debug_key_reuse on). In JAX every key is used once: split it with jax.random.split "
+        "(or derive one with jax.random.fold_in) and give each random call a new key."
+    ),
+}
+
+
+def _befriend(f: LearnerFailure, run: "_Run") -> None:
+    """An error the check provoked on purpose gets the check's own words, and the learner's line."""
+    error = f.details.get("error")
+    friendly = run.settings.messages.get(error) if isinstance(error, str) else None
+    friendly = friendly or (DEFAULT_MESSAGES.get(error) if isinstance(error, str) else None)
+    if not friendly:
+        return
+    line = f.details.get("line")
+    where = _source_line(run.learner_file, run.display, line) if isinstance(line, int) else ""
+    f.message = friendly + (f"\nIt happened at {where}" if where else "")
+
+
+def _source_line(path: Path, display: str, line: int) -> str:
+    """`line N of <file>: <source>`, the source read here (the child's word is only the number)."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return f"line {line} of {display}" + (f": {source}" if source else "")
+
+
+def _running_line(stack: Any, loaded: str, path: Path, display: str) -> str:
+    """The innermost line of the learner's file in a faulthandler dump of the child."""
+    if not isinstance(stack, str) or not loaded:
+        return ""
+    prefix = f'File "{loaded}", line '
+    for row in stack.splitlines():  # most recent call first
+        row = row.strip()
+        if row.startswith(prefix):
+            number = row[len(prefix):].split(" ", 1)[0]
+            if number.isdigit():
+                return _source_line(path, display, int(number))
+    return ""
+
+
 class ReferenceError_(Exception):
     """The reference solution itself failed: a problem with the course, not the learner."""
 
 
 class ReferenceProxy:
-    """`reference` in checks: the reference solution, imported in this (trusted) process."""
+    """`reference` in checks: the reference solution, imported in this (trusted) process.
 
-    def __init__(self, module: Any) -> None:
+    Results are kept by exact input (`_ResultCache`), so a check that asks the
+    same question again (a fixed case, a replayed seed) does not pay twice.
+    Anything the reference raises is the course's fault, never the learner's.
+    """
+
+    def __init__(self, module: Any, identity: str = "", cache: "_ResultCache | None" = None) -> None:
         self._module = module
+        self._identity = identity
+        self._cache = cache
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        args, kwargs = _same_inputs(args, kwargs)
-        return to_plain(getattr(self._module, name)(*args, **kwargs), where=f"the reference `{name}`")
+        return self._answer(("call", name), lambda a, k: getattr(self._module, name)(*a, **k), args, kwargs,
+                            f"the reference `{name}`")
 
     def probe(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        args, kwargs = _same_inputs(args, kwargs)
-        return to_plain(fn(self._module, *args, **kwargs), where=f"the reference `{fn.__name__}`")
+        return self._answer(("probe", fn.__name__, _probe_source(fn)), lambda a, k: fn(self._module, *a, **k),
+                            args, kwargs, f"the reference `{fn.__name__}`")
 
     def has(self, name: str) -> bool:
         return hasattr(self._module, name)
+
+    def _answer(self, what: tuple, compute: Any, args: tuple, kwargs: dict, where: str) -> Any:
+        # The reference gets exactly what the learner gets: plain data, decoded afresh.
+        wire = encode_args(args, kwargs)
+        key = None
+        if self._cache is not None:
+            key = _result_key(self._identity, what, wire)
+            hit = self._cache.get(key)
+            if hit is not None:
+                return from_wire(hit)
+        try:
+            value = compute(from_wire(wire["args"]), from_wire(wire["kwargs"]))
+            plain = to_plain(value, where=where)
+        except Exception as e:  # noqa: BLE001 - skips (BaseException) pass through
+            raise ReferenceError_(_reference_failure(e, where)) from e
+        if key is not None:
+            self._cache.put(key, to_wire(plain))
+        return plain
+
+
+def _reference_failure(e: BaseException, where: str) -> str:
+    import traceback
+
+    tail = traceback.format_exception(type(e), e, e.__traceback__)
+    text = "".join(tail[-6:]).strip()
+    return (f"{where} raised {type(e).__name__}: {str(e)[:500]}. This is a problem in the course itself, "
+            f"not in your code; please report it.\n{text[-2000:]}")
+
+
+def _result_key(identity: str, what: tuple, wire: dict) -> str:
+    import json
+
+    import jax
+
+    h = hashlib.sha256()
+    for part in (identity, *what, str(jax.config.jax_enable_x64)):
+        h.update(str(part).encode("utf-8", "surrogateescape") + b"\0")
+    h.update(json.dumps(wire, sort_keys=True, separators=(",", ":")).encode())
+    return h.hexdigest()
+
+
+class _ResultCache:
+    """Reference results as wire data, by key; the oldest go first past `max_bytes`."""
+
+    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+        from collections import OrderedDict
+
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry[0]
+
+    def put(self, key: str, wire: Any) -> None:
+        import json
+
+        size = len(json.dumps(wire, separators=(",", ":")))
+        if size > self.max_bytes // 4:
+            return
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = (wire, size)
+            self._size += size
+            while self._size > self.max_bytes:
+                _, (_, old) = self._entries.popitem(last=False)
+                self._size -= old
 
 
 class ChildReferenceProxy:
@@ -257,12 +485,6 @@ class ChildReferenceProxy:
             self._proc.close()
 
 
-def _same_inputs(args: tuple, kwargs: dict) -> tuple[list, dict]:
-    """The reference gets exactly what the learner gets: plain data, decoded afresh."""
-    wire = encode_args(args, kwargs)
-    return from_wire(wire["args"]), from_wire(wire["kwargs"])
-
-
 _PROBE_SOURCES: dict[Any, str] = {}
 
 
@@ -281,8 +503,10 @@ class _Run:
     """The plugin named `jaxlings-run`: what the fixtures in conftest.py hand to checks."""
 
     def __init__(self, session: "CheckSession", exercise: Exercise, learner_file: Path, solution_file: Path,
-                 seed: int, budget: float, child_env: dict[str, str], display: str) -> None:
+                 seed: int, budget: float, child_env: dict[str, str], display: str,
+                 settings: CheckSettings = CheckSettings()) -> None:
         self.session = session
+        self.settings = settings
         self.exercise = exercise
         self.learner_file = learner_file
         self.solution_file = solution_file
@@ -300,7 +524,9 @@ class _Run:
             if self.child_env:
                 self._reference = ChildReferenceProxy(self)
             else:
-                self._reference = ReferenceProxy(self.session._reference_module(self.solution_file))
+                module, identity = self.session._reference_module(self.solution_file)
+                cache = self.session._reference_results if self.settings.cache_reference else None
+                self._reference = ReferenceProxy(module, identity, cache)
         return self._reference
 
     def close(self) -> None:
@@ -312,7 +538,8 @@ class _Run:
 class _Collector:
     """Collects each test's outcome from pytest's own reports, in this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, messages: dict[str, str] | None = None) -> None:
+        self.messages = messages or {}
         self.outcomes: dict[str, CheckOutcome] = {}
         self.order: list[str] = []
         self.collect_errors: list[CheckOutcome] = []
@@ -321,7 +548,7 @@ class _Collector:
 
     def pytest_runtest_makereport(self, item, call):  # noqa: ANN001 - pytest hook
         if call.excinfo is not None and not call.excinfo.errisinstance(_skip_exception()):
-            self._causes[(item.nodeid, call.when)] = _classify(call.excinfo)
+            self._causes[(item.nodeid, call.when)] = _classify(call.excinfo, call.when, self.messages)
 
     def pytest_runtest_logreport(self, report) -> None:  # noqa: ANN001
         name = report.nodeid.split("::", 1)[-1]
@@ -356,7 +583,11 @@ def _skip_exception() -> type:
     return pytest.skip.Exception
 
 
-def _classify(excinfo) -> tuple[str, str]:  # noqa: ANN001
+# Errors that no return value can cause in a check: the check module itself is broken.
+_CHECK_BUGS = (NameError, ImportError, SyntaxError, NotImplementedError, RecursionError)
+
+
+def _classify(excinfo, when: str = "call", messages: dict[str, str] | None = None) -> tuple[str, str]:  # noqa: ANN001
     import pytest
 
     exc = excinfo.value
@@ -368,10 +599,40 @@ def _classify(excinfo) -> tuple[str, str]:  # noqa: ANN001
         return "check_error", str(exc)
     if isinstance(exc, (AssertionError, pytest.fail.Exception)):
         return "wrong_result", str(exc) or excinfo.exconly()
+    name = type(exc).__name__
+    if name == "KeyReuseError" and _raised_by_jax(exc):
+        # A program of the learner's, run here under jax.debug_key_reuse (the reference's errors
+        # are ReferenceError_): their mistake, in the check's words.
+        friendly = (messages or {}).get(name) or DEFAULT_MESSAGES[name]
+        return "exception", friendly
+    if when != "call" or isinstance(exc, _CHECK_BUGS) or _module_attribute_error(exc):
+        return "check_error", (
+            f"the check itself failed ({name}: {str(exc)[:500]}). This is a problem in the course, "
+            "not in your code; please report it.\n" + _check_frames(excinfo)
+        )
     return "check_error", (
         "the check could not use what your code returned "
-        f"({type(exc).__name__}: {str(exc)[:500]}). Compare what you return with what the exercise asks for."
+        f"({name}: {str(exc)[:500]}). Compare what you return with what the exercise asks for."
     )
+
+
+def _raised_by_jax(exc: BaseException) -> bool:
+    return type(exc).__module__.split(".")[0] == "jax"
+
+
+def _module_attribute_error(exc: BaseException) -> bool:
+    import types
+
+    return isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), types.ModuleType)
+
+
+def _check_frames(excinfo) -> str:  # noqa: ANN001
+    """The check module's own lines in the traceback, for whoever fixes it."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(excinfo.tb) if Path(f.filename).name.startswith("test_")]
+    return "\n".join(f"  {Path(f.filename).name}, line {f.lineno}, in {f.name}: {(f.line or '').strip()}"
+                     for f in frames[-3:])
 
 
 def _longrepr(report) -> str:  # noqa: ANN001
@@ -387,7 +648,10 @@ class CheckSession:
 
     `child_argv_prefix` wraps the child's command (e.g. a bubblewrap sandbox),
     `child_env` replaces the environment it inherits, `cwd` is its working
-    directory (default: a fresh temporary folder per child).
+    directory (default: a fresh temporary folder per child). `compile_cache`
+    keeps compiled programs between processes (`workspace_compile_cache()`;
+    default none). `prestart` starts one child now for a session that runs
+    one check (`warm` keeps one ready for every run).
     """
 
     def __init__(
@@ -399,17 +663,27 @@ class CheckSession:
         cwd: str | os.PathLike | None = None,
         memory_mb: int = DEFAULT_MEMORY_MB,
         extra_check_dirs: tuple[Path, ...] | list[Path] = (),
+        compile_cache: CompileCache | None = None,
+        prestart: bool = False,
     ) -> None:
         self.child_argv_prefix = tuple(child_argv_prefix)
         self.child_env = child_env
         self.cwd = cwd
         self.memory_mb = memory_mb
         self.extra_check_dirs = tuple(Path(p) for p in extra_check_dirs)
+        self.compile_cache = _usable_cache(compile_cache)
         self._references: dict[tuple[str, int], Any] = {}
+        self._reference_results: _ResultCache = _ResultCache()
         self._pool = WarmPool(lambda: self._new_child({})) if warm else None
+        self._prestarted: LearnerProcess | None = None
         self._closed = False
         if warm:
             self._pool.prestart()
+        elif prestart:
+            self._prestarted = self._new_child({})
+        if self.compile_cache is not None:
+            _use_trusted_cache(self.compile_cache.trusted)
+        if warm or prestart:
             _warm_parent()
 
     def wait_warm(self, timeout: float = READY_TIMEOUT) -> bool:
@@ -418,21 +692,31 @@ class CheckSession:
 
     # -- children --------------------------------------------------------------
     def _new_child(self, extra_env: dict[str, str], trusted: bool = False) -> LearnerProcess:
+        cache = self.compile_cache
+        cache_env = {} if cache is None else cache.trusted_env() if trusted else cache.learner_env()
         return LearnerProcess(
-            env=child_environment(self.child_env, extra_env),
+            env=child_environment(self.child_env, {**cache_env, **extra_env}),
             argv_prefix=() if trusted else self.child_argv_prefix,
             cwd=None if trusted else self.cwd,
             memory_mb=self.memory_mb,
         )
 
     def _take_child(self, extra_env: dict[str, str]) -> LearnerProcess:
+        if self._prestarted is not None and not extra_env:
+            proc, self._prestarted = self._prestarted, None
+            return proc
         if self._pool is not None and not extra_env:
             return self._pool.take()
         return self._new_child(extra_env)
 
-    def _reference_module(self, path: Path) -> Any:
+    def _reference_module(self, path: Path) -> tuple[Any, str]:
+        """The imported reference and its identity (path, mtime and a hash of its source)."""
         key = (str(path), path.stat().st_mtime_ns)
         if key not in self._references:
+            try:
+                source = path.read_bytes()
+            except OSError as e:
+                raise ReferenceError_(f"cannot read the reference solution {path}: {e}") from e
             name = f"jaxlings_reference_{path.stem}_{len(self._references)}"
             spec = importlib.util.spec_from_file_location(name, path)
             if spec is None or spec.loader is None:
@@ -444,7 +728,8 @@ class CheckSession:
             except Exception as e:
                 sys.modules.pop(name, None)
                 raise ReferenceError_(f"the reference solution {path} failed to import: {e!r}") from e
-            self._references[key] = module
+            identity = f"{path}\0{key[1]}\0{hashlib.sha256(source).hexdigest()}"
+            self._references[key] = (module, identity)
         return self._references[key]
 
     def _find_check(self, exercise: Exercise, extra_dirs: tuple[Path, ...]) -> Path:
@@ -489,8 +774,8 @@ class CheckSession:
         budget = exercise.timeout or settings.timeout or DEFAULT_TIMEOUT
         child_env = {**settings.child_env, **(env or {})}
         run = _Run(self, exercise, learner_path, exercise.solution_path(), seed, budget, child_env,
-                   _display(learner_path, exercise))
-        collector = _Collector()
+                   _display(learner_path, exercise), settings)
+        collector = _Collector(settings.messages)
         try:
             with _PYTEST_LOCK:
                 exit_code = _run_pytest(check_path, run, collector, seed)
@@ -503,6 +788,9 @@ class CheckSession:
         self._closed = True
         if self._pool is not None:
             self._pool.close()
+        if self._prestarted is not None:
+            self._prestarted.close()
+            self._prestarted = None
 
     def __enter__(self) -> "CheckSession":
         return self
@@ -519,6 +807,15 @@ def _display(path: Path, exercise: Exercise) -> str:
         return str(path.relative_to(default_workspace(exercise.root).resolve()))
     except ValueError:
         return path.name
+
+
+def _usable_cache(cache: CompileCache | None) -> CompileCache | None:
+    """The cache with the folders that can be made private to this user; None if the trusted one cannot."""
+    if cache is None or not _private_folder(cache.trusted):
+        return None
+    if cache.learner is not None and not _private_folder(cache.learner):
+        return CompileCache(cache.trusted, None)
+    return cache
 
 
 def _warm_parent() -> None:
@@ -624,7 +921,15 @@ def _point_to_first_report(failing: list[CheckOutcome]) -> None:
             first_with.setdefault(key, check.name)
 
 
-def run_exercise(exercise: Exercise, **kw: Any) -> ExerciseResult:
-    """Check one exercise in a short-lived session (a cold child; no warm-up)."""
-    with CheckSession(warm=False) as session:
+def run_exercise(exercise: Exercise, *, compile_cache: CompileCache | None | str = "workspace",
+                 **kw: Any) -> ExerciseResult:
+    """Check one exercise in a short-lived session, as a one-off `jaxlings check` does.
+
+    Its one child starts at once, while this process imports pytest and JAX;
+    compiled programs come from the workspace's caches unless `compile_cache`
+    says otherwise (None: no cache).
+    """
+    if compile_cache == "workspace":
+        compile_cache = workspace_compile_cache()
+    with CheckSession(warm=False, prestart=True, compile_cache=compile_cache) as session:
         return session.run(exercise, **kw)

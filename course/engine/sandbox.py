@@ -39,7 +39,9 @@ POLL_S = 0.05
 STDERR_KEEP = 64 * 1024
 # Env vars that make libraries print to the terminal or change the device set;
 # the child gets the parent's env minus these unless the caller says otherwise.
-_DROP_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "PYTHONSTARTUP", "PYTHONINSPECT")
+# A compilation cache named by the user is trusted by the user's own JAX; the
+# learner's process gets its own (`course.engine.runner.CompileCache`) or none.
+_DROP_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "PYTHONSTARTUP", "PYTHONINSPECT", "JAX_COMPILATION_CACHE_DIR")
 
 
 def child_environment(base: dict[str, str] | None, extra: dict[str, str] | None) -> dict[str, str]:
@@ -89,7 +91,10 @@ class LearnerProcess:
         )
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
+        self._stderr_total = 0
         self._stderr_lock = threading.Lock()
+        self._stderr_more = threading.Condition(self._stderr_lock)
+        self._dumps: list[str] = []
         self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
         self._drain.start()
         self._buffer = b""
@@ -112,13 +117,58 @@ class LearnerProcess:
             with self._stderr_lock:
                 self._stderr.append(chunk)
                 self._stderr_size += len(chunk)
+                self._stderr_total += len(chunk)
                 while self._stderr_size > STDERR_KEEP and len(self._stderr) > 1:
                     self._stderr_size -= len(self._stderr.popleft())
+                self._stderr_more.notify_all()
 
     def output(self) -> str:
-        """The tail of what the child printed (stdout and stderr)."""
+        """The tail of what the child printed (stdout and stderr), without stack dumps we asked for."""
         with self._stderr_lock:
-            return b"".join(self._stderr).decode("utf-8", errors="replace")
+            text = b"".join(self._stderr).decode("utf-8", errors="replace")
+        for dump in self._dumps:
+            text = text.replace(dump, "")
+        return text
+
+    def stack_dump(self, wait: float = 2.0) -> str:
+        """Every thread's Python stack, as faulthandler prints it in the child ("" if none came).
+
+        The dump has no end marker: it is complete once the child's stderr has
+        been quiet for a moment after it began."""
+        if not self.ready or self.proc.poll() is not None:
+            return ""
+        with self._stderr_lock:
+            start = self._stderr_total
+        try:
+            os.kill(self.proc.pid, signal.SIGUSR1)
+        except OSError:
+            return ""
+        give_up = time.monotonic() + wait
+        with self._stderr_lock:
+            seen, last_change = start, time.monotonic()
+            while True:
+                now = time.monotonic()
+                if now >= give_up:
+                    break
+                if self._stderr_total != seen:
+                    seen, last_change = self._stderr_total, now
+                text = self._stderr_since(start)
+                if "most recent call first" in text and now - last_change >= 0.2:
+                    break
+                self._stderr_more.wait(timeout=min(0.05, give_up - now))
+            text = self._stderr_since(start)
+        begin = text.find("Thread 0x")
+        if begin < 0:
+            begin = text.find("Current thread")
+        dump = text[begin:] if begin >= 0 else ""
+        if dump:
+            self._dumps.append(dump)
+        return dump
+
+    def _stderr_since(self, start: int) -> str:
+        data = b"".join(self._stderr)
+        kept_from = self._stderr_total - len(data)
+        return data[max(0, start - kept_from):].decode("utf-8", errors="replace")
 
     # -- protocol ------------------------------------------------------------
     def wait_ready(self, deadline: float) -> None:
@@ -151,7 +201,7 @@ class LearnerProcess:
         cause = reply.get("cause")
         if cause not in LEARNER_CAUSES:
             cause = "crash"
-        details = {k: reply[k] for k in ("code", "line", "name", "missing") if k in reply}
+        details = {k: reply[k] for k in ("code", "line", "name", "missing", "error") if k in reply}
         raise LearnerFailure(cause, str(reply.get("message", ""))[:20000], **details)
 
     def _write(self, data: bytes, deadline: float, during: str) -> None:
@@ -187,8 +237,10 @@ class LearnerProcess:
         while True:
             now = time.monotonic()
             if now >= deadline:
+                stack = self.stack_dump()
                 self.kill()
-                self._die(LearnerFailure("timeout", f"your code took too long {during} (time limit reached)."))
+                self._die(LearnerFailure("timeout", f"your code took too long {during} (time limit reached).",
+                                         stack=stack))
             r, w, _ = select.select([] if write else [fd], [fd] if write else [], [], min(POLL_S * 4, deadline - now))
             if r or w:
                 return
