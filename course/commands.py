@@ -88,7 +88,7 @@ def print_result(console: Console, result: Any) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from course.engine.runner import run_exercise
+    from course.engine.server import check_exercise
 
     catalog = _catalog()
     if catalog is None:
@@ -105,7 +105,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if exercise is None:
             return EXIT_USAGE
     try:
-        result = run_exercise(exercise, seed=args.seed)
+        result = check_exercise(exercise, seed=args.seed)
     except ValueError as e:  # a bad JAXLINGS_SEED
         _err(str(e))
         return EXIT_USAGE

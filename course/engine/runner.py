@@ -172,6 +172,9 @@ class CompileCache:
         return _cache_env(self.trusted)
 
 
+# JAX's own size limit re-reads every entry's access time on every write
+# (seconds per check with a few hundred small entries), so its cache runs
+# unbounded and a session trims it to this size when it starts.
 CACHE_MAX_BYTES = 512 * 1024 * 1024
 
 
@@ -181,8 +184,30 @@ def _cache_env(folder: Path) -> dict[str, str]:
         "JAX_COMPILATION_CACHE_DIR": str(folder),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
-        "JAX_COMPILATION_CACHE_MAX_SIZE": str(CACHE_MAX_BYTES),
+        "JAX_COMPILATION_CACHE_MAX_SIZE": "-1",
     }
+
+
+def _trim_cache(folder: Path, max_bytes: int = CACHE_MAX_BYTES) -> None:
+    """Delete the least recently written entries until the folder holds at most `max_bytes`."""
+    try:
+        entries = []
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    entries.append((st.st_mtime, st.st_size, entry.path))
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= max_bytes:
+            break
+        try:
+            os.unlink(path)
+            total -= size
+        except OSError:
+            pass
 
 
 def workspace_compile_cache(state_dir: Path | None = None) -> CompileCache:
@@ -223,7 +248,7 @@ def _use_trusted_cache(folder: Path) -> None:
         return  # already set: by an earlier session, or by the user (JAX_COMPILATION_CACHE_DIR)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-    jax.config.update("jax_compilation_cache_max_size", CACHE_MAX_BYTES)
+    jax.config.update("jax_compilation_cache_max_size", -1)
     jax.config.update("jax_compilation_cache_dir", str(folder))
 
 
@@ -814,7 +839,10 @@ def _usable_cache(cache: CompileCache | None) -> CompileCache | None:
     if cache is None or not _private_folder(cache.trusted):
         return None
     if cache.learner is not None and not _private_folder(cache.learner):
-        return CompileCache(cache.trusted, None)
+        cache = CompileCache(cache.trusted, None)
+    for folder in (cache.trusted, cache.learner):
+        if folder is not None:
+            _trim_cache(folder)
     return cache
 
 
