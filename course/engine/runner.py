@@ -157,19 +157,20 @@ class CompileCache:
     JAX treats its compilation cache as trusted: whoever can write an entry
     decides what native code a later process runs. So the trusted side (this
     process and the reference's own children) and the learner's children never
-    share one. The learner's folder is read and written only by learner
-    processes, and it lies outside the workspace, whose path the learner's
-    environment must not name.
+    share one, and a session uses the trusted one only where learner children
+    cannot write it (`_usable_cache`). The learner's folder is read and written
+    only by learner processes; it lies outside the workspace, whose path the
+    learner's environment must not name.
     """
 
-    trusted: Path
+    trusted: Path | None
     learner: Path | None
 
     def learner_env(self) -> dict[str, str]:
         return _cache_env(self.learner) if self.learner is not None else {}
 
     def trusted_env(self) -> dict[str, str]:
-        return _cache_env(self.trusted)
+        return _cache_env(self.trusted) if self.trusted is not None else {}
 
 
 # JAX's own size limit re-reads every entry's access time on every write
@@ -696,7 +697,7 @@ class CheckSession:
         self.cwd = cwd
         self.memory_mb = memory_mb
         self.extra_check_dirs = tuple(Path(p) for p in extra_check_dirs)
-        self.compile_cache = _usable_cache(compile_cache)
+        self.compile_cache = _usable_cache(compile_cache, self._children_isolated())
         self._references: dict[tuple[str, int], Any] = {}
         self._reference_results: _ResultCache = _ResultCache()
         self._pool = WarmPool(lambda: self._new_child({})) if warm else None
@@ -706,7 +707,7 @@ class CheckSession:
             self._pool.prestart()
         elif prestart:
             self._prestarted = self._new_child({})
-        if self.compile_cache is not None:
+        if self.compile_cache is not None and self.compile_cache.trusted is not None:
             _use_trusted_cache(self.compile_cache.trusted)
         if warm or prestart:
             _warm_parent()
@@ -716,6 +717,10 @@ class CheckSession:
         return self._pool.wait_ready(timeout) if self._pool is not None else False
 
     # -- children --------------------------------------------------------------
+    def _children_isolated(self) -> bool:
+        """Whether learner children run where the workspace's .jaxlings/ does not exist (a sandbox)."""
+        return bool(getattr(getattr(self, "isolation", None), "sandboxed", False))
+
     def _new_child(self, extra_env: dict[str, str], trusted: bool = False) -> LearnerProcess:
         cache = self.compile_cache
         cache_env = {} if cache is None else cache.trusted_env() if trusted else cache.learner_env()
@@ -834,16 +839,25 @@ def _display(path: Path, exercise: Exercise) -> str:
         return path.name
 
 
-def _usable_cache(cache: CompileCache | None) -> CompileCache | None:
-    """The cache with the folders that can be made private to this user; None if the trusted one cannot."""
-    if cache is None or not _private_folder(cache.trusted):
+def _usable_cache(cache: CompileCache | None, isolated: bool) -> CompileCache | None:
+    """The caches this session may use.
+
+    The trusted cache only where learner children cannot write it (a sandbox
+    without the workspace): an entry is native code the trusted side would
+    run. The learner's cache only where a child can reach it (outside a
+    sandbox: the sandbox lets in no host folder of ours). Each folder must be
+    private to this user.
+    """
+    if cache is None:
         return None
-    if cache.learner is not None and not _private_folder(cache.learner):
-        cache = CompileCache(cache.trusted, None)
-    for folder in (cache.trusted, cache.learner):
+    trusted = cache.trusted if isolated and _private_folder(cache.trusted) else None
+    learner = cache.learner if not isolated and cache.learner is not None and _private_folder(cache.learner) else None
+    if trusted is None and learner is None:
+        return None
+    for folder in (trusted, learner):
         if folder is not None:
             _trim_cache(folder)
-    return cache
+    return CompileCache(trusted, learner)
 
 
 def _warm_parent() -> None:
