@@ -326,7 +326,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from course.progress import Progress
-    from course.engine.runner import CheckSession
+    from course.engine.runner import CheckSession, workspace_compile_cache
 
     catalog = _catalog()
     if catalog is None:
@@ -335,7 +335,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     progress = Progress.load()
     results = []
     try:
-        with CheckSession() as session:
+        with CheckSession(compile_cache=workspace_compile_cache()) as session:
             for ex in catalog.exercises:
                 if not args.json:
                     console.print(f"checking {ex.name} ...", style="dim")
@@ -465,7 +465,7 @@ def cmd_lesson(args: argparse.Namespace) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from course.progress import Progress
-    from course.engine.runner import CheckSession
+    from course.engine.runner import CheckSession, workspace_compile_cache
 
     catalog = _catalog()
     if catalog is None:
@@ -481,7 +481,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             return EXIT_OK
     console = _console()
     path = ex.exercise_path()
-    with CheckSession() as session:
+    with CheckSession(compile_cache=workspace_compile_cache()) as session:
         while True:
             console.rule(f"{ex.name}  ({path})")
             result = session.run(ex)
