@@ -107,3 +107,24 @@ def test_reference_results_are_reused_for_identical_inputs_and_never_shared(cour
         result = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
         assert result.passed, result.message
         assert session._reference_results.hits == 1
+
+
+def test_the_next_warm_child_imports_the_heavy_libraries_the_learner_uses(course):
+    root, learner = course
+    learner.write_text("import sys\nEARLY = 'torch' in sys.modules\nimport torch\n" + CORRECT)
+    checks = _with_check(root, """
+        from course.engine.checking import fail
+
+        def _early(module):
+            return module.EARLY
+
+        def test_report(learner):
+            fail(f"EARLY={learner.probe(_early)}")
+    """)
+    exercise = load_catalog(root).exercise("fx_scale")
+    with CheckSession() as session:
+        first = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
+        session.wait_warm()
+        second = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
+    assert "EARLY=False" in first.message, first.message
+    assert "EARLY=True" in second.message, second.message

@@ -348,7 +348,14 @@ def _set_memory_limit(mb: int) -> None:
         pass  # the RSS watch in the parent still applies
 
 
+# Libraries a child may import ahead of time when the parent names them
+# (JAXLINGS_PRELOAD): the heavy ones some exercises use.
+PRELOADABLE = ("flax.linen", "orbax.checkpoint", "pandas", "torch", "torch.utils.data")
+
+
 def _preload() -> None:
+    import importlib
+
     import numpy  # noqa: F401
     import jax
     import jax.numpy as jnp
@@ -357,6 +364,12 @@ def _preload() -> None:
 
     # Start the backend now so the first learner call does not pay for it.
     jax.block_until_ready(jax.jit(lambda x: x + 1)(jnp.zeros(2)))
+    for name in os.environ.get("JAXLINGS_PRELOAD", "").split(","):
+        if name in PRELOADABLE:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the learner's own import will say what is wrong
+                pass
 
 
 def _die_with_parent() -> None:

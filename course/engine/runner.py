@@ -700,7 +700,8 @@ class CheckSession:
         self.compile_cache = _usable_cache(compile_cache, self._children_isolated())
         self._references: dict[tuple[str, int], Any] = {}
         self._reference_results: _ResultCache = _ResultCache()
-        self._pool = WarmPool(lambda: self._new_child({})) if warm else None
+        self._preload: dict[str, str] = {}  # what the next warm child imports ahead of time
+        self._pool = WarmPool(lambda: self._new_child(dict(self._preload))) if warm else None
         self._prestarted: LearnerProcess | None = None
         self._closed = False
         if warm:
@@ -792,6 +793,7 @@ class CheckSession:
             return ExerciseResult(exercise.name, False, cause, message, [outcome], time.monotonic() - start, seed)
 
         check_path = self._find_check(exercise, tuple(Path(p) for p in extra_check_dirs))
+        self._preload = _preload_env(learner_path)  # for the next child: the learner checks again soon
         if not learner_path.is_file():
             return early("import_error", f"{_display(learner_path, exercise)} does not exist. "
                          f"`jaxlings reset {exercise.name}` restores the starter file.")
@@ -837,6 +839,25 @@ def _display(path: Path, exercise: Exercise) -> str:
         return str(path.relative_to(default_workspace(exercise.root).resolve()))
     except ValueError:
         return path.name
+
+
+def _preload_env(path: Path) -> dict[str, str]:
+    """Which heavy libraries (`child.PRELOADABLE`) the learner's file imports, for a child to import early."""
+    from course.engine.child import PRELOADABLE
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    wanted = sorted({m for m in PRELOADABLE for n in names if n == m or n.startswith(m + ".")})
+    return {"JAXLINGS_PRELOAD": ",".join(wanted)} if wanted else {}
 
 
 def _usable_cache(cache: CompileCache | None, isolated: bool) -> CompileCache | None:
