@@ -128,3 +128,20 @@ def test_the_next_warm_child_imports_the_heavy_libraries_the_learner_uses(course
         second = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
     assert "EARLY=False" in first.message, first.message
     assert "EARLY=True" in second.message, second.message
+
+
+def test_a_check_with_its_own_environment_gets_warm_children_the_next_time(tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(FIXTURE, root)
+    exercise = load_catalog(root).exercise("fx_devices")
+    learner = exercise.solution_path()
+    with CheckSession() as session:
+        first = session.run(exercise, learner_file=learner)
+        assert first.passed, first.message
+        ready = {key: pool for key, pool in session._pools.items() if key[0]}
+        # One pool for the learner's children and one for the reference's, both with this environment.
+        assert sorted(trusted for _, trusted in ready) == [False, True]
+        assert all(dict(env) == {"XLA_FLAGS": "--xla_force_host_platform_device_count=3"} for env, _ in ready)
+        assert all(pool.wait_ready(120) for pool in ready.values())
+        second = session.run(exercise, learner_file=learner)
+        assert second.passed, second.message

@@ -490,7 +490,7 @@ class ChildReferenceProxy:
         deadline = time.monotonic() + READY_TIMEOUT
         try:
             if self._proc is None:
-                self._proc = self._run.session._new_child(self._run.child_env, trusted=True)
+                self._proc = self._run.session._take_trusted_child(self._run.child_env)
                 self._proc.request({"op": "load", "path": str(self._run.solution_file),
                                     "module": self._run.solution_file.stem}, deadline, during="loading")
             return self._proc.request(msg, deadline, during="in the reference solution")
@@ -676,8 +676,11 @@ class CheckSession:
     `child_env` replaces the environment it inherits, `cwd` is its working
     directory (default: a fresh temporary folder per child). `compile_cache`
     keeps compiled programs between processes (`workspace_compile_cache()`;
-    default none). `prestart` starts one child now for a session that runs
-    one check (`warm` keeps one ready for every run).
+    default none). `warm` keeps a child ready for every run, one per child
+    environment a check asks for (CHILD_ENV; the latest such one only), and
+    for those checks the reference's own child too. `prestart` (an exercise)
+    starts, now, the children that one check of it will need, for a session
+    that runs only that check.
     """
 
     def __init__(
@@ -690,7 +693,8 @@ class CheckSession:
         memory_mb: int = DEFAULT_MEMORY_MB,
         extra_check_dirs: tuple[Path, ...] | list[Path] = (),
         compile_cache: CompileCache | None = None,
-        prestart: bool = False,
+        prestart: Exercise | None = None,
+        prestart_file: str | os.PathLike | None = None,
     ) -> None:
         self.child_argv_prefix = tuple(child_argv_prefix)
         self.child_env = child_env
@@ -701,16 +705,18 @@ class CheckSession:
         self._references: dict[tuple[str, int], Any] = {}
         self._reference_results: _ResultCache = _ResultCache()
         self._preload: dict[str, str] = {}  # what the next warm child imports ahead of time
-        self._pool = WarmPool(lambda: self._new_child(dict(self._preload))) if warm else None
-        self._prestarted: LearnerProcess | None = None
+        self._warm = warm
+        self._pools: dict[tuple, WarmPool] = {}
+        self._pool = self._pool_for({}, trusted=False)
+        self._prestarted: dict[tuple, LearnerProcess] = {}
         self._closed = False
-        if warm:
+        if self._pool is not None:
             self._pool.prestart()
-        elif prestart:
-            self._prestarted = self._new_child({})
+        if prestart is not None:
+            self._prestart_for(prestart, prestart_file)
         if self.compile_cache is not None and self.compile_cache.trusted is not None:
             _use_trusted_cache(self.compile_cache.trusted)
-        if warm or prestart:
+        if warm or prestart is not None:
             _warm_parent()
 
     def wait_warm(self, timeout: float = READY_TIMEOUT) -> bool:
@@ -732,13 +738,46 @@ class CheckSession:
             memory_mb=self.memory_mb,
         )
 
+    def _pool_for(self, env: dict[str, str], *, trusted: bool) -> WarmPool | None:
+        if not self._warm:
+            return None
+        key = _child_key(env, trusted)
+        pool = self._pools.get(key)
+        if pool is None:
+            # Warm children cost memory: besides the default, only the latest environment keeps its own.
+            for old in [k for k in self._pools if k[0] and k[0] != key[0]]:
+                self._pools.pop(old).close()
+            env = dict(env)
+            if trusted:
+                pool = WarmPool(lambda: self._new_child(env, trusted=True))
+            else:
+                pool = WarmPool(lambda: self._new_child({**self._preload, **env}))
+            self._pools[key] = pool
+        return pool
+
+    def _prestart_for(self, exercise: Exercise, learner_file: str | os.PathLike | None) -> None:
+        try:
+            env = check_settings(self._find_check(exercise, ())).child_env
+        except (OSError, SyntaxError, ValueError, TypeError):
+            return  # run() reports it
+        path = Path(learner_file) if learner_file is not None else exercise.exercise_path()
+        self._prestarted[_child_key(env, False)] = self._new_child({**_preload_env(path), **env})
+        if env:
+            self._prestarted[_child_key(env, True)] = self._new_child(env, trusted=True)
+
     def _take_child(self, extra_env: dict[str, str]) -> LearnerProcess:
-        if self._prestarted is not None and not extra_env:
-            proc, self._prestarted = self._prestarted, None
+        proc = self._prestarted.pop(_child_key(extra_env, False), None)
+        if proc is not None:
             return proc
-        if self._pool is not None and not extra_env:
-            return self._pool.take()
-        return self._new_child(extra_env)
+        pool = self._pool_for(extra_env, trusted=False)
+        return pool.take() if pool is not None else self._new_child({**self._preload, **extra_env})
+
+    def _take_trusted_child(self, env: dict[str, str]) -> LearnerProcess:
+        proc = self._prestarted.pop(_child_key(env, True), None)
+        if proc is not None:
+            return proc
+        pool = self._pool_for(env, trusted=True)
+        return pool.take() if pool is not None else self._new_child(env, trusted=True)
 
     def _reference_module(self, path: Path) -> tuple[Any, str]:
         """The imported reference and its identity (path, mtime and a hash of its source)."""
@@ -818,11 +857,12 @@ class CheckSession:
 
     def close(self) -> None:
         self._closed = True
-        if self._pool is not None:
-            self._pool.close()
-        if self._prestarted is not None:
-            self._prestarted.close()
-            self._prestarted = None
+        for pool in self._pools.values():
+            pool.close()
+        self._pools.clear()
+        for proc in self._prestarted.values():
+            proc.close()
+        self._prestarted.clear()
 
     def __enter__(self) -> "CheckSession":
         return self
@@ -839,6 +879,10 @@ def _display(path: Path, exercise: Exercise) -> str:
         return str(path.relative_to(default_workspace(exercise.root).resolve()))
     except ValueError:
         return path.name
+
+
+def _child_key(env: dict[str, str], trusted: bool) -> tuple:
+    return (tuple(sorted(env.items())), trusted)
 
 
 def _preload_env(path: Path) -> dict[str, str]:
@@ -994,5 +1038,6 @@ def run_exercise(exercise: Exercise, *, compile_cache: CompileCache | None | str
     """
     if compile_cache == "workspace":
         compile_cache = workspace_compile_cache()
-    with CheckSession(warm=False, prestart=True, compile_cache=compile_cache) as session:
+    with CheckSession(warm=False, prestart=exercise, prestart_file=kw.get("learner_file"),
+                      compile_cache=compile_cache) as session:
         return session.run(exercise, **kw)
