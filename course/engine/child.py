@@ -27,7 +27,6 @@ import inspect
 import json
 import linecache
 import resource
-import signal
 import struct
 import traceback
 import types
@@ -270,6 +269,12 @@ class Child:
         op = getattr(self, "op_" + str(msg.get("op")), None)
         if op is None:
             return {"ok": False, "cause": "check_error", "message": f"unknown operation {msg.get('op')!r}"}
+        # Just before the parent's time limit, every thread's stack goes to stderr (which the
+        # parent drains), written by faulthandler's own thread: a timeout can then name the
+        # line that was running, however the learner's code is stuck.
+        dump_after = msg.get("dump_after")
+        if type(dump_after) in (int, float) and 0 < dump_after < 1e6:
+            faulthandler.dump_traceback_later(dump_after, file=sys.stderr)
         try:
             value = op(msg)
             return {"ok": True, "value": to_wire(value)}
@@ -279,6 +284,8 @@ class Child:
             return {"ok": False, "cause": "not_plain_data", "message": str(e)}
         except BaseException as e:  # noqa: BLE001 - report, never die silently
             return {"ok": False, **_as_dict(self._failure_from(e, "in the check"))}
+        finally:
+            faulthandler.cancel_dump_traceback_later()
 
 
 def _instance_attr(value: Any, attr: str) -> Any:
@@ -393,9 +400,6 @@ def _die_with_parent() -> None:
 
 
 def main(argv: list[str]) -> int:
-    # On SIGUSR1 the parent gets every thread's stack on stderr, which it
-    # drains: before ending a child that ran out of time, it asks which line was running.
-    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     _die_with_parent()
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -289,6 +289,8 @@ class LearnerProxy:
             raise LearnerFailure("timeout", f"your code used up the {run.budget:g} s allowed for this exercise.")
         assert self._proc is not None
         t0 = time.monotonic()
+        # The child writes its stacks a little before the limit, so a timeout can name the running line.
+        msg = {**msg, "dump_after": max(0.1, remaining - min(1.0, remaining * 0.1))}
         try:
             return self._proc.request(msg, t0 + remaining, during=during)
         except LearnerFailure as f:

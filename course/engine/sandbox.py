@@ -94,6 +94,7 @@ class LearnerProcess:
         self._stderr_total = 0
         self._stderr_lock = threading.Lock()
         self._stderr_more = threading.Condition(self._stderr_lock)
+        self._request_mark = 0  # where the current request's output begins
         self._dumps: list[str] = []
         self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
         self._drain.start()
@@ -130,40 +131,35 @@ class LearnerProcess:
             text = text.replace(dump, "")
         return text
 
-    def stack_dump(self, wait: float = 2.0) -> str:
-        """Every thread's Python stack, as faulthandler prints it in the child ("" if none came).
+    def stack_dump(self, wait: float = 1.0) -> str:
+        """The stacks the child wrote to stderr during the current request ("" if none).
 
-        The dump has no end marker: it is complete once the child's stderr has
-        been quiet for a moment after it began."""
-        if not self.ready or self.proc.poll() is not None:
-            return ""
-        with self._stderr_lock:
-            start = self._stderr_total
-        try:
-            os.kill(self.proc.pid, signal.SIGUSR1)
-        except OSError:
-            return ""
+        The child writes them itself shortly before the time limit (the
+        request's `dump_after`); this waits a moment for the last of them to
+        be drained."""
         give_up = time.monotonic() + wait
         with self._stderr_lock:
-            seen, last_change = start, time.monotonic()
-            while True:
-                now = time.monotonic()
-                if now >= give_up:
+            while "most recent call first" not in self._stderr_since(self._request_mark):
+                left = give_up - time.monotonic()
+                if left <= 0 or self.proc.poll() is not None:
                     break
-                if self._stderr_total != seen:
-                    seen, last_change = self._stderr_total, now
-                text = self._stderr_since(start)
-                if "most recent call first" in text and now - last_change >= 0.2:
-                    break
-                self._stderr_more.wait(timeout=min(0.05, give_up - now))
-            text = self._stderr_since(start)
-        begin = text.find("Thread 0x")
+                self._stderr_more.wait(timeout=min(0.05, left))
+            text = self._stderr_since(self._request_mark)
+        begin = text.find("Timeout (")
         if begin < 0:
-            begin = text.find("Current thread")
-        dump = text[begin:] if begin >= 0 else ""
-        if dump:
-            self._dumps.append(dump)
+            return ""
+        dump = text[begin:]
+        self._dumps.append(dump)
         return dump
+
+    def _forget_late_dump(self) -> None:
+        # A request that finished between the child's stack dump and the time limit:
+        # the dump is not the learner's output.
+        with self._stderr_lock:
+            text = self._stderr_since(self._request_mark)
+        begin = text.find("Timeout (")
+        if begin >= 0 and "most recent call first" in text[begin:]:
+            self._dumps.append(text[begin:])
 
     def _stderr_since(self, start: int) -> str:
         data = b"".join(self._stderr)
@@ -185,12 +181,15 @@ class LearnerProcess:
         if self.dead is not None:
             raise self.dead
         self.wait_ready(deadline)
+        with self._stderr_lock:
+            self._request_mark = self._stderr_total
         payload = json.dumps(msg, separators=(",", ":")).encode()
         try:
             self._write(HEADER.pack(len(payload)) + payload, deadline, during)
         except BrokenPipeError:
             self._read(deadline, during=during)  # reports how the child ended
         reply = self._read(deadline, during=during)
+        self._forget_late_dump()
         if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
             self._die(LearnerFailure("crash", f"the process for your code sent a malformed reply {during}."))
         if reply["ok"]:
