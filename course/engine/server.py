@@ -44,6 +44,7 @@ from typing import Any
 
 IDLE_S = float(os.environ.get("JAXLINGS_SERVER_IDLE", "600"))
 START_TIMEOUT = 180.0  # Python and JAX on a busy machine
+BUSY_TIMEOUT = 900.0  # longer than any one check
 ENV_SWITCH = "JAXLINGS_SERVER"  # "0" turns the server off
 HEADER = struct.Struct("!Q")
 MAX_FRAME = 64 * 1024 * 1024
@@ -277,10 +278,11 @@ def _start(folder: Path, state: Path) -> subprocess.Popen:
 def _ready(folder: Path, state: Path, fp: str) -> None:
     """A running server with this fingerprint, started if need be; Unavailable if none can be had."""
     try:
-        reply = _call(folder, {"op": "ping"}, 10)
+        # A server busy with another check answers once that check is done.
+        reply = _call(folder, {"op": "ping"}, BUSY_TIMEOUT)
         if reply.get("fingerprint") == fp:
             return
-        _call(folder, {"op": "stop"}, 10)  # out of date: it ends after answering
+        _call(folder, {"op": "stop"}, BUSY_TIMEOUT)  # out of date: it ends after answering
     except (Unavailable, OSError, ValueError, ConnectionError, TimeoutError):
         pass
     proc = _start(folder, state)
