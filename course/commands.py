@@ -133,7 +133,7 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from course.engine.runner import run_exercise
+    from course.engine.server import check_exercise
 
     catalog = _catalog()
     if catalog is None:
@@ -151,7 +151,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     try:
         with _checking_line(exercise):
-            result = run_exercise(exercise, seed=args.seed)
+            result = check_exercise(exercise, seed=args.seed)
     except ValueError as e:  # a bad JAXLINGS_SEED
         _err(str(e))
         return EXIT_USAGE
@@ -357,7 +357,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from course.progress import Progress
-    from course.engine.runner import CheckSession
+    from course.engine.runner import CheckSession, workspace_compile_cache
 
     catalog = _catalog()
     if catalog is None:
@@ -369,7 +369,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     progress = Progress.load()
     results = []
     try:
-        with CheckSession() as session:
+        with CheckSession(compile_cache=workspace_compile_cache()) as session:
             total = len(catalog.exercises)
             for i, ex in enumerate(catalog.exercises, 1):
                 if not args.json and not live_line:
@@ -555,7 +555,7 @@ def _paged(console: Console, enabled: bool):
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from course.engine.runner import CheckSession
+    from course.engine.runner import CheckSession, workspace_compile_cache
     from course.progress import Progress
     from course.terminal import single_keys
     from course.watching import FileWatcher, WatchLoop, read_keys
@@ -580,7 +580,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         _err(str(e))
         return EXIT_USAGE
     console = _console()
-    with CheckSession() as session, single_keys() as keys:
+    with CheckSession(compile_cache=workspace_compile_cache()) as session, single_keys() as keys:
         loop = WatchLoop(
             catalog, ex,
             check=session.run,

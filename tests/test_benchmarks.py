@@ -16,7 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 CASES = {
-    "check_latency.py": (["--runs", "2", "--cold-runs", "1"], ["warm check -> verdict: median", "cold/warm"]),
+    "check_latency.py": (["--rounds", "1", "--exercises", "functional_ops,jit_branch", "--cli-sample", "1"],
+                         ["warm check -> verdict: median", "target: every exercise <= 3 s",
+                          "one-off `jaxlings check`: median", "one-off/warm"]),
     "tui_startup.py": (["--runs", "1"], ["first frame / 1 s target", "heavy modules imported before the first frame"]),
     "train_variants.py": (
         ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "2", "--fused-rounds", "1",

@@ -221,9 +221,9 @@ class Services:
 
     def _open_session(self):
         if self._session is None:
-            from course.engine.runner import CheckSession
+            from course.engine.runner import CheckSession, workspace_compile_cache
 
-            self._session = CheckSession()
+            self._session = CheckSession(compile_cache=workspace_compile_cache())
         return self._session
 
     def close(self) -> None:
