@@ -30,6 +30,7 @@ from course.engine import checking
 from course.catalog import Exercise, checks_dir
 from course.engine.checking import CheckFailure, LearnerFailure
 from course.engine.wire import from_wire, to_plain, to_wire
+from course.engine.isolation import Isolation, for_checks
 from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess, WarmPool, child_environment, encode_args
 
 CAUSES = (
@@ -155,7 +156,7 @@ class LearnerProxy:
             t0 = time.monotonic()
             self._proc.wait_ready(t0 + READY_TIMEOUT)
             try:
-                self._request({"op": "load", "path": str(run.learner_file), "display": run.display,
+                self._request({"op": "load", "path": self._proc.stage(run.learner_file), "display": run.display,
                                "module": run.learner_file.stem}, "while importing your file")
             except LearnerFailure as f:
                 self._failure = f
@@ -385,9 +386,12 @@ def _longrepr(report) -> str:  # noqa: ANN001
 class CheckSession:
     """Runs checks; owns the warm child. Long-lived in `watch`, the app and the grader.
 
-    `child_argv_prefix` wraps the child's command (e.g. a bubblewrap sandbox),
-    `child_env` replaces the environment it inherits, `cwd` is its working
-    directory (default: a fresh temporary folder per child).
+    `isolation` is the sandbox learner children run in (`course.engine.isolation`):
+    "auto" (the default) takes the strongest that works here, once per process;
+    None starts a plain child shaped only by `child_argv_prefix` (wraps the
+    command), `child_env` (replaces the inherited environment) and `cwd` (its
+    working directory; default a fresh temporary folder per child).
+    `sandbox_slot` and `sandbox_copy` serve the grader's `uid` tier.
     """
 
     def __init__(
@@ -399,7 +403,13 @@ class CheckSession:
         cwd: str | os.PathLike | None = None,
         memory_mb: int = DEFAULT_MEMORY_MB,
         extra_check_dirs: tuple[Path, ...] | list[Path] = (),
+        isolation: Isolation | str | None = "auto",
+        sandbox_slot: int = 0,
+        sandbox_copy: Path | None = None,
     ) -> None:
+        self.isolation: Isolation | None = for_checks() if isolation == "auto" else isolation  # type: ignore[assignment]
+        self.sandbox_slot = sandbox_slot
+        self.sandbox_copy = sandbox_copy
         self.child_argv_prefix = tuple(child_argv_prefix)
         self.child_env = child_env
         self.cwd = cwd
@@ -418,6 +428,14 @@ class CheckSession:
 
     # -- children --------------------------------------------------------------
     def _new_child(self, extra_env: dict[str, str], trusted: bool = False) -> LearnerProcess:
+        if not trusted and self.isolation is not None:
+            box = self.isolation.sandbox(slot=self.sandbox_slot, copy=self.sandbox_copy)
+            try:
+                return LearnerProcess(env=box.env(extra_env, base=self.child_env), sandbox=box,
+                                      argv_prefix=self.child_argv_prefix, memory_mb=self.memory_mb)
+            except BaseException:
+                box.close()
+                raise
         return LearnerProcess(
             env=child_environment(self.child_env, extra_env),
             argv_prefix=() if trusted else self.child_argv_prefix,
