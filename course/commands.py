@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
         parser.add_argument("--yes", "-y", action="store_true", help="don't ask before overwriting your file")
     if name in ("list", "check", "hint", "solution", "verify", "doctor"):
         parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    if name == "doctor":
+        parser.add_argument("--grading", action="store_true",
+                            help="also say which isolation `jaxlings grade` would use here")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,6 +107,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         exercise = _exercise(catalog, args.name)
         if exercise is None:
             return EXIT_USAGE
+    _isolation_notice()
     try:
         result = run_exercise(exercise, seed=args.seed)
     except ValueError as e:  # a bad JAXLINGS_SEED
@@ -334,6 +338,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     console = _console()
     progress = Progress.load()
     results = []
+    _isolation_notice()
     try:
         with CheckSession() as session:
             for ex in catalog.exercises:
@@ -380,7 +385,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             versions[dist] = None
     versions["python"] = sys.version.split()[0]
     devices = _devices()
-    report = {"manifest": str(manifest_path()), "problems": problems, "versions": versions, "devices": devices}
+    report = {"manifest": str(manifest_path()), "problems": problems, "versions": versions, "devices": devices,
+              "isolation": _doctor_isolation(args)}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -394,7 +400,35 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             console.print("[green]no problems[/]")
         console.print("[bold]Versions[/] " + ", ".join(f"{k} {v or 'missing'}" for k, v in versions.items()))
         console.print("[bold]Devices[/] " + ", ".join(devices))
+        for key, lines in report["isolation"].items():
+            console.print(f"[bold]Isolation ({key})[/]")
+            for line in lines:
+                console.print(f"  {line}", markup=False)
     return EXIT_USAGE if problems else EXIT_OK
+
+
+# -- isolation (course.engine.isolation) ----------------------------------------------
+
+
+def _isolation_notice() -> None:
+    """Where checks cannot be sandboxed, say so in one line (stderr: --json stays clean)."""
+    from course.engine.isolation import for_checks
+
+    iso = for_checks()
+    if not iso.sandboxed:
+        print(iso.notice(), file=sys.stderr)
+
+
+def _doctor_isolation(args: argparse.Namespace) -> dict[str, list[str]]:
+    from course.engine.isolation import IsolationError, doctor_lines
+
+    out = {"check": doctor_lines()}
+    if getattr(args, "grading", False):
+        try:
+            out["grade"] = doctor_lines(grading=True)
+        except IsolationError as e:
+            out["grade"] = [str(e)]
+    return out
 
 
 def _devices() -> list[str]:
@@ -481,6 +515,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             return EXIT_OK
     console = _console()
     path = ex.exercise_path()
+    _isolation_notice()
     with CheckSession() as session:
         while True:
             console.rule(f"{ex.name}  ({path})")

@@ -185,13 +185,14 @@ def child_env(*, home: str, tmp: str, extra: dict[str, str] | None = None,
 def _base_dir() -> Path:
     base = Path(tempfile.gettempdir()) / f"jaxlings-sandboxes-{os.getuid()}"
     try:
-        base.mkdir(mode=0o700)
+        base.mkdir(mode=0o711)
     except FileExistsError:
         pass
     st = os.lstat(base)
     if not os.path.isdir(base) or os.path.islink(base) or st.st_uid != os.getuid():
         raise IsolationError(f"{base} is not a folder of this user; remove it")
-    os.chmod(base, 0o700)
+    # Traversable, not listable: the `uid` tier's children reach their own copy by name.
+    os.chmod(base, 0o711)
     return base
 
 
@@ -477,18 +478,25 @@ def choose(requested: str = "auto", hidden=(), work_root: Path | None = None, *,
            allow_weak: bool = True, grading: bool = False) -> Isolation:
     """The strongest working tier (`auto`), or exactly `requested` if it works.
 
-    With `allow_weak=False`, a tier without namespaces (`uid`, `process`) is
-    refused unless `requested` names it: the caller must have asked for it.
+    With `allow_weak=False` (the grader without --i-understand) a tier without
+    namespaces (`uid`, `process`) is never used: `auto` stops after the
+    sandboxes and an explicit weak tier is refused, with what it would not hold.
     """
     if requested != "auto" and requested not in TIERS:
         raise IsolationError(f"unknown isolation {requested!r}; choose auto or one of {', '.join(TIERS)}")
+    weak_hint = ("grade with weaker isolation on purpose: --isolation uid (as root) or --isolation process, "
+                 "with --i-understand")
+    if requested not in ("auto", *SANDBOX_TIERS) and not allow_weak:
+        raise IsolationError(f"--isolation {requested} is not a sandbox ({SUMMARY[requested]}); "
+                             f"add --i-understand to grade with it anyway")
     hidden = tuple(dict.fromkeys(Path(p).resolve() for p in hidden))
     work_root = Path(work_root).resolve() if work_root is not None else None
-    wanted = [t for t in TIERS if grading or t != "uid"] if requested == "auto" else [requested]
+    if requested == "auto":
+        wanted = [t for t in TIERS if (grading or t != "uid") and (allow_weak or t in SANDBOX_TIERS)]
+    else:
+        wanted = [requested]
     tried: list[str] = []
     for tier in wanted:
-        if tier not in SANDBOX_TIERS and requested == "auto" and not allow_weak:
-            break
         why = _unavailable(tier)
         if why is None:
             candidate = Isolation(tier, hidden, work_root, tuple(tried), shutil.which("bwrap"))
@@ -497,9 +505,8 @@ def choose(requested: str = "auto", hidden=(), work_root: Path | None = None, *,
                 return candidate
         tried.append(f"{tier}: {why}")
     if requested == "auto" and not allow_weak:
-        raise IsolationError(
-            "no sandbox works here (" + "; ".join(tried) + "). Fix that (`jaxlings doctor --grading`), or grade "
-            "with weaker isolation on purpose: --isolation uid (as root) or --isolation process, with --i-understand")
+        raise IsolationError("no sandbox works here (" + "; ".join(tried) + "). Fix that (see "
+                             "`jaxlings doctor --grading`), or " + weak_hint)
     raise IsolationError(f"isolation {requested!r} does not work here: {tried[-1]}")
 
 

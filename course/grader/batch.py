@@ -15,9 +15,7 @@ import json
 import os
 import random
 import re
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -26,7 +24,7 @@ from course import paths
 from course.grader import reports
 from course.grader.console import Live, summary_table
 from course.grader.discovery import Submission, discover, source_fingerprint
-from course.grader.isolation import choose
+from course.engine.isolation import choose
 from course.grader.pool import Pool
 from course.grader.scoring import load_scheme
 
@@ -55,6 +53,7 @@ class Options:
     quiet: bool = False
     submissions: list[Submission] | None = None  # given directly (Gradescope) instead of a class folder
     hide: list[Path] = field(default_factory=list)  # more paths graded code must not see
+    i_understand: bool = False  # consent to a tier that is not a sandbox (uid, process)
 
 
 @dataclass
@@ -173,17 +172,22 @@ def grade(opts: Options) -> Outcome:
     key = _config_key(ex_config, scheme, checks_dirs)
     run_seed, kept = _prepare_out(opts, key)
 
-    work_root = Path(tempfile.mkdtemp(prefix="jaxlings-grade-"))
+    from course.engine.isolation import HostFolder
+
+    # Locked while this run lives; a run killed with SIGKILL leaves it to the next run's sweep.
+    work_folder = HostFolder("grade")
+    work_root = work_folder.path
     os.chmod(work_root, 0o711)  # each child's uid must reach its own copy, and list nothing
     try:
         hidden = [*course_secrets(catalog.root), catalog.root / ".git", *checks_dirs, opts.out_dir.resolve()]
         if opts.class_dir is not None:
             hidden.append(opts.class_dir.resolve())
         hidden += opts.hide
-        from course.grader.isolation import IsolationError
+        from course.engine.isolation import IsolationError
 
         try:
-            isolation = choose(opts.isolation, [p for p in hidden if p.exists()], work_root)
+            isolation = choose(opts.isolation, [p for p in hidden if p.exists()], work_root,
+                               allow_weak=opts.i_understand, grading=True)
         except IsolationError as exc:
             raise GradeError(str(exc)) from None
 
@@ -236,7 +240,7 @@ def grade(opts: Options) -> Outcome:
                 interrupted = True
                 pool.close()
     finally:
-        shutil.rmtree(work_root, ignore_errors=True)
+        work_folder.remove()
 
     run["finished"] = None if interrupted else _now()
     reports.write_atomic(opts.out_dir / RUN_FILE, json.dumps(run, indent=2) + "\n")

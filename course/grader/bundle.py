@@ -68,7 +68,9 @@ def write_bundle(out_dir: Path, *, exercises: list[str] | None, checks_dirs: lis
     missing += [str(project / p) for p in ("pyproject.toml", "constraints.txt") if not (project / p).is_file()]
     if missing:
         raise BundleError(f"cannot bundle: missing {', '.join(missing)}")
-    options: list[str] = ["--visibility", visibility]
+    # Gradescope's containers usually forbid user namespaces, so no sandbox starts
+    # there: the grader then runs learner code as another uid, and its report says so.
+    options: list[str] = ["--visibility", visibility, "--i-understand"]
     if exercises:
         options += ["--exercises", ",".join(exercises)]
     if partial:
