@@ -322,8 +322,8 @@ def test_nothing_is_left_behind_on_the_host(course, tier, monkeypatch):
     monkeypatch.setattr(isolation.Isolation, "sandbox", recording)
     with CheckSession(warm=False, isolation=tier) as session:
         result = session.run(ex, learner_file=ex.solution_path())
-        assert created and all(p.is_dir() for p in created)
     assert result.passed, result.message
+    assert created, "the run used no sandbox"
     assert not [p for p in created if p.exists()], "the run's sandbox folder was not removed"
 
 
