@@ -22,6 +22,7 @@ CASES = {
         ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "2", "--variants", "torch_eager,nnx_eager,nnx_jit,jax_scan"],
         ["faster than nnx_eager", "@nnx.jit >= 25x faster than NNX eager", "mean accuracy gap"],
     ),
+    "isolation_cost.py": (["--runs", "1", "--cold-runs", "1"], ["process: start", "warm check"]),
     "grade_class.py": (["--submissions", "2", "--exercises", "functional_ops"],
                        ["grader's own cost per submission", "speed-up with 2 jobs"]),
 }
