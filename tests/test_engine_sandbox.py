@@ -384,3 +384,22 @@ def test_the_real_course_functional_ops_cannot_reach_solutions_or_alternatives(t
     assert not result.passed
     assert result.cause == "exception", result.message
     assert "no solution or alternative is reachable" in result.message
+
+
+def test_the_app_and_the_cli_say_when_checks_are_not_sandboxed(tmp_path):
+    from course.tui.services import Services
+
+    services = Services()
+    services._session = CheckSession(warm=False, isolation=choose("process"))
+    try:
+        assert "NOT sandboxed" in services.isolation_notice()
+    finally:
+        services.close()
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(course), "JAXLINGS_ISOLATION": "process"}
+    env.pop("JAXLINGS_WORKSPACE", None)
+    proc = subprocess.run([sys.executable, "-m", "course", "check", "fx_scale"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    notices = [line for line in proc.stderr.splitlines() if line.startswith("Isolation:")]
+    assert len(notices) == 1 and "NOT sandboxed" in notices[0], proc.stderr

@@ -62,6 +62,14 @@ class Services:
         with self._session_lock:
             self._open_session()
 
+    def isolation_notice(self) -> str | None:
+        """One line when checks run without a sandbox here (None when sandboxed, or no session yet)."""
+        session = self._session
+        iso = getattr(session, "isolation", None)
+        if session is None or (iso is not None and iso.sandboxed):
+            return None
+        return iso.notice() if iso is not None else "Isolation: none (checks run as a plain process)."
+
     def run_check(self, exercise):
         # One check at a time: a cancelled worker's thread may still be inside
         # `run`, and the session's warm child is not shared between callers.

@@ -212,6 +212,10 @@ class ExerciseScreen(CourseScreen):
     @work(thread=True, exclusive=True, group="warm", exit_on_error=False, description="starting the checker")
     def _warm_up(self) -> None:
         self.app.services.warm_up_checks()
+        notice = self.app.services.isolation_notice()
+        if notice and not getattr(self.app, "_isolation_noticed", False):
+            self.app._isolation_noticed = True  # once per app, not per exercise
+            self.app.call_from_thread(self.notify, notice, title="No sandbox", severity="warning", timeout=15)
 
     # -- checks -----------------------------------------------------------------
     def action_save_check(self) -> None:
