@@ -403,3 +403,32 @@ def test_the_app_and_the_cli_say_when_checks_are_not_sandboxed(tmp_path):
                           capture_output=True, text=True, timeout=300)
     notices = [line for line in proc.stderr.splitlines() if line.startswith("Isolation:")]
     assert len(notices) == 1 and "NOT sandboxed" in notices[0], proc.stderr
+
+
+NON_ROOT = """
+import os, subprocess, sys
+from course.engine.isolation import Isolation, probe
+assert os.getuid() != 0
+iso = Isolation("unshare")
+assert probe(iso) is None, probe(iso)
+box = iso.sandbox()
+code = "import os, jax.numpy as jnp; print(os.getuid(), float(jnp.ones(3).sum()))"
+out = subprocess.run(box.command([sys.executable, "-I", "-c", code]), cwd=box.cwd, env=box.env(),
+                     capture_output=True, text=True)
+box.close()
+print(out.returncode, out.stdout.strip(), out.stderr[-300:])
+"""
+
+
+def test_the_namespace_tier_needs_no_root(tmp_path):
+    """Run as a user without any privilege (a user namespace of its own, uid 1234, no capabilities
+    on the host): the sandbox still starts and the learner's code runs as uid 1000 inside."""
+    if shutil.which("unshare") is None:
+        pytest.skip("util-linux unshare is not installed")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(["unshare", "--user", "--map-user=1234", "--map-group=1234", sys.executable, "-c", NON_ROOT],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0 and "unshare:" in proc.stderr:
+        pytest.skip(f"cannot become an unprivileged user here: {proc.stderr.strip()[:200]}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split()[:3] == ["0", "1000", "3.0"], proc.stdout + proc.stderr
