@@ -432,3 +432,24 @@ def test_the_namespace_tier_needs_no_root(tmp_path):
         pytest.skip(f"cannot become an unprivileged user here: {proc.stderr.strip()[:200]}")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split()[:3] == ["0", "1000", "3.0"], proc.stdout + proc.stderr
+
+
+def test_course_files_inside_a_bound_python_folder_are_covered(tier, monkeypatch):
+    """A non-editable install puts `course/` (checks included) into site-packages, which the
+    sandbox binds: the course's own folders there are covered by empty ones."""
+    real = isolation.python_paths()
+    monkeypatch.setattr(isolation, "python_paths", lambda: (str(ROOT), *real))
+    box = tier.sandbox()
+    try:
+        code = ("import os, sys\n"
+                "print(sorted(p for p in sys.argv[1:] if os.path.exists(p)))\n")
+        probes = [str(ROOT / p) for p in ("README.md", "course/checks/test_functional_ops.py", "course/progress.py",
+                                          "solutions/01_ecosystem/functional_ops.py",
+                                          "tests/alternatives/functional_ops.py")]
+        assert all(Path(p).is_file() for p in probes)
+        proc = subprocess.run(box.command([sys.executable, "-I", "-S", "-c", code, *probes]), cwd=box.cwd,
+                              env=box.env(), capture_output=True, text=True, timeout=120)
+    finally:
+        box.close()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == repr([str(ROOT / "README.md")]), proc.stdout

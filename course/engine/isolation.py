@@ -145,10 +145,23 @@ def read_only_binds(inbox: Path) -> list[tuple[str, str]]:
     binds = [(s, s) for s in _SYSTEM if os.path.lexists(s)]
     binds += [(s, s) for s in _ETC if os.path.exists(s)]
     binds += [(p, p) for p in python_paths()]
+    if _devices():
+        binds.append(("/sys", "/sys"))  # GPU runtimes read the PCI and NUMA layout there
     binds += [(str(PACKAGE_DIR / "__init__.py"), f"{INSIDE_ROOT}/course/__init__.py"),
               (str(ENGINE_DIR), f"{INSIDE_ROOT}/course/engine"),
               (str(inbox), INSIDE_INBOX)]
     return binds
+
+
+def masked_paths() -> list[str]:
+    """Parts of the course inside a bound Python folder (a non-editable install puts
+    `course/`, checks and all, in site-packages): covered by an empty read-only folder."""
+    from course import paths
+
+    roots = dict.fromkeys([PACKAGE_DIR.parent, paths.course_root()])
+    course_parts = [PACKAGE_DIR, *(r / name for r in roots for name in ("solutions", "tests", "lessons"))]
+    bound = [Path(p) for p in python_paths()]
+    return [str(c) for c in dict.fromkeys(course_parts) if any(_within(c, b) for b in bound) and c.is_dir()]
 
 
 def _devices() -> list[str]:
@@ -311,8 +324,8 @@ class Sandbox:
         if self.tier == "unshare":
             import json
 
-            cfg = dict(root=str(self._root()), ro=read_only_binds(self.inbox), home=INSIDE_HOME,
-                       tmp_mb=TMP_MB, home_mb=HOME_MB, shm_mb=SHM_MB, devices=_devices())
+            cfg = dict(root=str(self._root()), ro=read_only_binds(self.inbox), masks=masked_paths(),
+                       home=INSIDE_HOME, tmp_mb=TMP_MB, home_mb=HOME_MB, shm_mb=SHM_MB, devices=_devices())
             return [*launcher, json.dumps(cfg), "--", *argv]
         if self.tier == "bubblewrap":
             return [*launcher, '{"mode": "bwrap"}', "--", *self._bwrap(), "--", *argv]
@@ -338,6 +351,8 @@ class Sandbox:
                 argv += ["--symlink", os.readlink(source), inside]
             else:
                 argv += ["--ro-bind", source, inside]
+        for masked in masked_paths():
+            argv += ["--perms", "0555", "--tmpfs", masked]
         for node in _devices():
             argv += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
         argv += ["--remount-ro", "/", "--chdir", INSIDE_HOME]

@@ -136,6 +136,9 @@ def build_root(cfg: dict) -> None:
     _tmpfs(root, cfg["home"], cfg["home_mb"], "0700", owner=True)
     for source, inside in cfg["ro"]:
         _bind(root, source, inside)
+    for inside in cfg.get("masks", ()):
+        if os.path.isdir(root + inside):
+            _mount("tmpfs", root + inside, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0555")
     # /dev: a few harmless nodes bound from the host, nothing else.
     _tmpfs(root, "/dev", 1, "0755", owner=False)
     for node in ("null", "zero", "full", "random", "urandom", *cfg.get("devices", ())):
