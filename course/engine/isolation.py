@@ -38,7 +38,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 TIERS = ("bubblewrap", "unshare", "uid", "process")
@@ -220,8 +220,11 @@ class HostFolder:
         base = _base_dir()
         sweep(base)
         self.path = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
-        self._lock = os.open(self.path / ".lock", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        # Locked before it takes its name: a sweep never sees an unlocked `.lock` of a live folder.
+        pending = self.path / f".lock-{secrets.token_hex(4)}"
+        self._lock = os.open(pending, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
         fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(pending, self.path / ".lock")
 
     def remove(self) -> None:
         if self._lock is None:
@@ -389,7 +392,6 @@ class Isolation:
     work_root: Path | None = None
     tried: tuple[str, ...] = ()  # why stronger tiers were passed over
     bwrap: str | None = None
-    extra: dict = field(default_factory=dict, compare=False)
 
     @property
     def sandboxed(self) -> bool:
@@ -469,9 +471,10 @@ def probe(iso: Isolation) -> str | None:
     try:
         secrets_ = [str(PACKAGE_DIR / "checks"), str(PACKAGE_DIR.parent / "solutions"), str(box.folder.path),
                     str(PACKAGE_DIR / "progress.py")]
-        argv = box.command([sys.executable, "-I", "-S", "-c", _PROBE, *secrets_]) if iso.sandboxed else None
-        if argv is None:
-            return None
+        if iso.sandboxed:
+            argv = box.command([sys.executable, "-I", "-S", "-c", _PROBE, *secrets_])
+        else:  # nothing to verify but that a child starts: these tiers promise no more
+            argv = box.command([sys.executable, "-I", "-S", "-c", "print('OK')"])
         try:
             proc = subprocess.run(argv, cwd=box.cwd, env=box.env(), capture_output=True, text=True, timeout=60,
                                   stdin=subprocess.DEVNULL)

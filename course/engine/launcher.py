@@ -150,6 +150,8 @@ def build_root(cfg: dict) -> None:
     _tmpfs(root, "/dev/shm", cfg["shm_mb"], "1777", owner=False)
     _mount("proc", _mkpath(root, "/proc", True), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.chdir(root)
+    if platform.machine() not in PIVOT_ROOT:
+        raise SetupError(f"pivot_root: unknown system call number on {platform.machine()}")
     _check(_libc.syscall(ctypes.c_long(PIVOT_ROOT[platform.machine()]), b".", b"."), "pivot_root")
     _check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
     os.chdir("/")
