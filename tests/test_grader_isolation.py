@@ -186,3 +186,16 @@ def test_a_module_planted_where_grading_starts_is_never_imported(tmp_path):
     assert not touched.exists(), touched.read_text()
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["submissions"][0]["total"] == report["submissions"][0]["max_total"]
+
+
+def test_a_tier_that_is_not_a_sandbox_needs_i_understand(tmp_path):
+    class_dir = tmp_path / "class"
+    (class_dir / "one" / EX).mkdir(parents=True)
+    (class_dir / "one" / EX / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE)}
+    proc = subprocess.run([sys.executable, "-m", "course", "grade", str(class_dir), "--out", str(tmp_path / "out"),
+                           "--isolation", "process", "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "--i-understand" in proc.stderr and "NOT sandboxed" in proc.stderr
+    assert not (tmp_path / "out" / "submissions").exists()

@@ -261,18 +261,24 @@ class LearnerProcess:
 
     # -- lifetime ------------------------------------------------------------
     def kill(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc.returncode is not None:
+            return  # reaped: its group id may belong to another process by now
+        try:
+            exited = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return
+        if not exited:
             self.killed_by_us = True
-        # The whole group, even after its leader ended: what the learner's code
-        # started there ends too. (In a sandbox its pid namespace ends them all.)
+        # The whole group, even when its leader has ended (unreaped, so the id is
+        # still ours): what the learner's code started there ends too. In a
+        # sandbox, the end of its pid namespace takes everything else.
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
-            if self.proc.poll() is None:
-                try:
-                    self.proc.kill()
-                except ProcessLookupError:
-                    pass
+            try:
+                self.proc.kill()
+            except ProcessLookupError:
+                pass
 
     def close(self) -> None:
         self.kill()
