@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("course.commands", "check an exercise (default: the next pending one)"),
     "watch": ("course.commands", "re-check the current exercise every time you save it"),
     "hint": ("course.commands", "show the next hint for an exercise"),
-    "reset": ("course.commands", "restore an exercise's starter file"),
+    "reset": ("course.commands", "restore an exercise's starter file (your code is kept in .jaxlings/backups/)"),
     "solution": ("course.commands", "show the reference solution (after a pass)"),
     "verify": ("course.commands", "check every exercise"),
     "doctor": ("course.commands", "check the course manifest and your set-up"),
@@ -52,7 +52,18 @@ def _takes_name(mod) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # a closed pipe shows up here rather than at interpreter exit
+        return code
+    except KeyboardInterrupt:
+        print("\nInterrupted.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _main(argv: list[str]) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     if command is None and not any(a in ("-h", "--help", "--version") for a in argv):
         from course.tui.launch import run_app
@@ -64,8 +75,21 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     mod = importlib.import_module(COMMANDS[args.command][0])
+    return int(mod.run(args) or 0)
+
+
+def _reader_went_away() -> int:
+    """The reader closed the pipe (`jaxlings list --json | head -1`): stop quietly.
+
+    As the Python docs on SIGPIPE advise, point stdout at devnull so that the
+    interpreter's final flush does not raise again; 141 is what a shell reports
+    for a program ended by SIGPIPE.
+    """
+    import os
+
     try:
-        return int(mod.run(args) or 0)
-    except KeyboardInterrupt:
-        print("\nInterrupted.", file=sys.stderr)
-        return 130
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout has no descriptor (tests capture it): nothing to flush later
+        pass
+    return 141

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -16,22 +17,31 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+# Reset lives in the core module course.workspace; the app still imports these names from here.
+from course.workspace import ResetError, pristine_starter, restore_starter  # noqa: F401
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
     needs_name = {"hint", "reset", "solution", "lesson"}
     if name in needs_name:
-        parser.add_argument("name", help="exercise name" if name != "lesson" else "lesson name (or an exercise's)")
+        parser.add_argument("name", help="exercise name, number or file" if name != "lesson"
+                            else "lesson name, number or file (or an exercise's name)")
     elif name in ("check", "watch"):
-        parser.add_argument("name", nargs="?", help="exercise name (default: the next pending one)")
+        parser.add_argument("name", nargs="?", help="exercise name, number or file (default: the next pending one)")
+    if name == "check":
+        parser.add_argument("--short", action="store_true", help="show only the first failing check")
     if name in ("check", "verify"):
         parser.add_argument("--seed", type=int, help="seed for the checks' random inputs (default: a fresh one)")
+    if name == "lesson":
+        parser.add_argument("--no-pager", action="store_true", help="print straight to the terminal, without $PAGER")
     if name == "watch":
         parser.add_argument("--poll", action="store_true",
                             help="poll the file for changes (for WSL, network drives, containers)")
     if name == "reset":
-        parser.add_argument("--yes", "-y", action="store_true", help="don't ask before overwriting your file")
+        parser.add_argument("--yes", "-y", action="store_true",
+                            help="don't ask first (your code is still kept in .jaxlings/backups/)")
     if name in ("list", "check", "hint", "solution", "verify", "doctor"):
         parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     if name == "doctor":
@@ -48,11 +58,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _console() -> Console:
-    return Console(highlight=False)
+    from course.terminal import ShellConsole
+
+    return ShellConsole(highlight=False)
 
 
 def _err(message: str) -> None:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
+    from course.terminal import ShellConsole
+
+    ShellConsole(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
 
 
 def _catalog():
@@ -66,28 +80,59 @@ def _catalog():
 
 
 def _exercise(catalog, name: str):
+    from course.lookup import NotFound, find_exercise
+
     try:
-        return catalog.exercise(name)
-    except KeyError as e:
-        _err(e.args[0])
+        return find_exercise(catalog, name)
+    except NotFound as e:
+        _err(str(e))
         return None
 
 
-def print_result(console: Console, result: Any) -> None:
+_SEED_LINE = re.compile(r"^\(seed -?\d+(: rerun with JAXLINGS_SEED=-?\d+)?\)$")
+
+
+def failure_report(result: Any, short: bool = False) -> str:
+    """What a failed result says to the learner: every failing check in order (or, short,
+    only the first), then the seed to replay the run, once."""
+    if short:
+        return result.message
+    failing = [c for c in result.checks if c.outcome in ("failed", "error")]
+    if not failing:  # nothing more to list than the summary
+        return result.message
+    lines = [f"{result.headline}: {len(failing)} of {len(result.checks)} checks failed"]
+    for check in failing:
+        body = [ln for ln in check.message.rstrip("\n").splitlines() if not _SEED_LINE.match(ln.strip())]
+        lines.append("")
+        lines.append(f"✗ {check.name}")
+        lines.extend(f"  {ln}" for ln in body)
+    lines.append("")
+    lines.append(f"(seed {result.seed}: rerun with JAXLINGS_SEED={result.seed})")
+    return "\n".join(lines)
+
+
+_AFTER_PASS = "`jaxlings check` moves on to the next exercise."
+
+
+def print_result(console: Console, result: Any, short: bool = False, after_pass: str | None = _AFTER_PASS) -> None:
     from rich.panel import Panel
     from rich.text import Text
+
+    from course.terminal import safe_text
 
     style = "green" if result.passed else "red"
     # The message opens with the cause in words; the title says where and which way.
     title = f"✓ {result.exercise}: passed" if result.passed else f"✗ {result.exercise}: not passed yet"
-    body = Text(result.message)
+    # Messages quote the learner's code and exceptions, and output is whatever it printed.
+    body = Text(safe_text(result.message if result.passed else failure_report(result, short)))
     if not result.passed and result.output.strip():
         body.append("\n\nYour code printed:\n", style="dim")
-        body.append("\n".join(result.output.strip().splitlines()[-15:]), style="dim")
-    console.print(Panel(body, title=title, border_style=style, expand=False))
+        body.append(safe_text("\n".join(result.output.strip().splitlines()[-15:])), style="dim")
+    console.print(Panel(body, title=Text(safe_text(title)), border_style=style, expand=False))
     if result.passed:
-        console.print(f"[green]Done.[/] `jaxlings solution {result.exercise}` shows the reference solution; "
-                      "`jaxlings check` moves on to the next exercise.")
+        then = f"; {after_pass}" if after_pass else "."
+        console.print(f"[green]Done.[/] `jaxlings solution {escape(result.exercise)}` shows the reference solution"
+                      + then)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -109,7 +154,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     _isolation_notice()
     try:
-        result = run_exercise(exercise, seed=args.seed)
+        with _checking_line(exercise):
+            result = run_exercise(exercise, seed=args.seed)
     except ValueError as e:  # a bad JAXLINGS_SEED
         _err(str(e))
         return EXIT_USAGE
@@ -117,7 +163,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print_result(_console(), result)
+        print_result(_console(), result, short=args.short)
     return EXIT_OK if result.passed else EXIT_FAIL
 
 
@@ -133,9 +179,16 @@ def _record(result: Any) -> None:
 # -- list ---------------------------------------------------------------------------
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    from rich.table import Table
+def _list_rows(catalog: Any, progress: Any) -> list[dict[str, Any]]:
+    rows = []
+    for ex in catalog.exercises:
+        entry = progress.entry(ex.name) or {}
+        rows.append({"name": ex.name, "lesson": ex.lesson, "done": bool(entry.get("done")),
+                     "attempts": int(entry.get("attempts", 0)), "last_cause": entry.get("last_cause")})
+    return rows
 
+
+def cmd_list(args: argparse.Namespace) -> int:
     from course.progress import Progress
 
     catalog = _catalog()
@@ -143,31 +196,43 @@ def cmd_list(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     progress = Progress.load()
     _warn(progress)
-    rows = []
-    for ex in catalog.exercises:
-        entry = progress.entry(ex.name) or {}
-        rows.append({"name": ex.name, "lesson": ex.lesson, "done": bool(entry.get("done")),
-                     "attempts": int(entry.get("attempts", 0)), "last_cause": entry.get("last_cause")})
-    done = sum(r["done"] for r in rows)
-    pending = progress.next_pending(catalog)
     if args.json:
-        print(json.dumps({"title": catalog.title, "done": done, "total": len(rows),
+        rows = _list_rows(catalog, progress)
+        pending = progress.next_pending(catalog)
+        print(json.dumps({"title": catalog.title, "done": sum(r["done"] for r in rows), "total": len(rows),
                           "next": pending.name if pending else None, "exercises": rows}, indent=2))
         return EXIT_OK
-    table = Table(title=f"{catalog.title}: {done}/{len(rows)} done", title_justify="left")
+    print_list(_console(), catalog, progress)
+    return EXIT_OK
+
+
+def print_list(console: Console, catalog: Any, progress: Any, current: str | None = None) -> None:
+    """The course as a table; `current` (in watch) is marked instead of the next pending one."""
+    from rich.table import Table
+
+    rows = _list_rows(catalog, progress)
+    done = sum(r["done"] for r in rows)
+    pending = progress.next_pending(catalog)
+    marked, mark = (current, "watching") if current else (pending.name if pending else None, "next")
+    # The mark goes in the narrow # column: a note after the name wraps at 80 columns.
+    caption = f"→ {mark}: {escape(marked)}" if marked else None
+    table = Table(title=f"{escape(catalog.title)}: {done}/{len(rows)} done", title_justify="left",
+                  caption=caption, caption_justify="left")
     for col in ("#", "lesson", "exercise", "status", "attempts"):
-        table.add_column(col, justify="right" if col in ("#", "attempts") else "left")
+        table.add_column(col, justify="right" if col in ("#", "attempts") else "left", no_wrap=col == "#")
     for i, r in enumerate(rows, 1):
         if r["done"]:
             status = "[green]done[/]"
         elif r["attempts"]:
-            status = f"[yellow]trying[/] ({r['last_cause']})" if r["last_cause"] else "[yellow]trying[/]"
+            cause = escape(str(r["last_cause"])) if r["last_cause"] else ""
+            status = f"[yellow]trying[/] ({cause})" if cause else "[yellow]trying[/]"
         else:
             status = "[dim]pending[/]"
-        marker = " [bold cyan]<- next[/]" if pending is not None and r["name"] == pending.name else ""
-        table.add_row(str(i), r["lesson"], r["name"] + marker, status, str(r["attempts"]))
-    _console().print(table)
-    return EXIT_OK
+        here = r["name"] == marked
+        number = f"[bold cyan]→[/] {i}" if here else str(i)
+        table.add_row(number, escape(r["lesson"]), escape(r["name"]), status, str(r["attempts"]),
+                      style="bold" if here else None)
+    console.print(table)
 
 
 def _warn(progress: Any) -> None:
@@ -209,54 +274,9 @@ def cmd_hint(args: argparse.Namespace) -> int:
 # -- reset ----------------------------------------------------------------------------
 
 
-class ResetError(Exception):
-    """The starter file cannot be restored; the message says why and what to do."""
-
-
-def pristine_starter(exercise: Any) -> str:
-    """The starter file as shipped with the course.
-
-    When the workspace is separate from the course (JAXLINGS_WORKSPACE), the
-    course's own exercises/ is pristine. When the learner edits the course
-    checkout itself, the pristine copy is the committed one: `git show HEAD:...`.
-    """
-    from course import paths
-    from course.catalog import default_workspace
-
-    root = (exercise.root or paths.course_root()).resolve()
-    relative = f"exercises/{exercise.file}"
-    if default_workspace(exercise.root).resolve() != root:
-        source = root / relative
-        if source.is_file():
-            return source.read_text(encoding="utf-8")
-        raise ResetError(f"the course at {root} has no {relative} to restore from.")
-    try:
-        proc = subprocess.run(["git", "-C", str(root), "show", f"HEAD:./{relative}"],
-                              capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ResetError(f"cannot run git to find the original {relative} ({e}). "
-                         "Restore it from a fresh copy of the course.") from None
-    if proc.returncode != 0:
-        reason = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise ResetError(
-            f"cannot find the original {relative}: the course folder {root} is not a git checkout "
-            f"with that file committed ({reason[-1] if reason else 'git failed'}). "
-            "Restore it from a fresh copy of the course."
-        )
-    return proc.stdout.decode("utf-8")
-
-
-def restore_starter(exercise: Any) -> None:
-    """Overwrite the learner's file with the pristine starter (atomically). Raises ResetError."""
-    text = pristine_starter(exercise)
-    target = exercise.exercise_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.jaxlings-reset")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
-
-
 def cmd_reset(args: argparse.Namespace) -> int:
+    from course.workspace import reset_exercise
+
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
@@ -266,18 +286,23 @@ def cmd_reset(args: argparse.Namespace) -> int:
     target = ex.exercise_path()
     if not args.yes:
         try:
-            answer = input(f"Overwrite {target} with the original starter? Your changes will be lost. [y/N] ")
+            answer = input(f"Replace {target} with the original starter? "
+                           "Your code is kept in .jaxlings/backups/. [y/N] ")
         except EOFError:  # no one to answer (stdin closed): the safe answer is no
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing changed.")
             return EXIT_FAIL
     try:
-        restore_starter(ex)
+        outcome = reset_exercise(ex)
     except (ResetError, OSError) as e:
         _err(str(e))
         return EXIT_FAIL
-    _console().print(f"Restored the starter of [bold]{ex.name}[/] in {target}.")
+    console = _console()
+    console.print(f"Restored the starter of [bold]{escape(ex.name)}[/] in {escape(str(target))}; "
+                  "it is pending again.")
+    if outcome.backup is not None:
+        console.print(f"Your code was saved to {escape(str(outcome.backup))}.")
     return EXIT_OK
 
 
@@ -301,8 +326,15 @@ def cmd_solution(args: argparse.Namespace) -> int:
     except OSError as e:
         _err(f"cannot read the solution: {e}")
         return EXIT_FAIL
+    from course.terminal import safe_text
+    from course.workspace import NotUtf8Error, read_source
+
     mine_path = ex.exercise_path()
-    mine = mine_path.read_text(encoding="utf-8") if mine_path.is_file() else ""
+    try:
+        mine = read_source(mine_path, f"exercises/{ex.file}") if mine_path.is_file() else ""
+    except (NotUtf8Error, OSError) as e:  # still show the reference; say why yours is missing
+        _err(str(e))
+        mine = None
     if args.json:
         print(json.dumps({"exercise": ex.name, "solution": solution, "yours": mine}, indent=2))
         return EXIT_OK
@@ -311,10 +343,9 @@ def cmd_solution(args: argparse.Namespace) -> int:
     from rich.syntax import Syntax
 
     console = _console()
-    panels = [
-        Panel(Syntax(mine, "python", line_numbers=True, word_wrap=True), title="yours"),
-        Panel(Syntax(solution, "python", line_numbers=True, word_wrap=True), title="reference solution"),
-    ]
+    panels = [Panel(Syntax(solution, "python", line_numbers=True, word_wrap=True), title="reference solution")]
+    if mine is not None:
+        panels.insert(0, Panel(Syntax(safe_text(mine), "python", line_numbers=True, word_wrap=True), title="yours"))
     if console.width >= 120:
         console.print(Columns(panels, equal=True, expand=True))
     else:
@@ -335,16 +366,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
+    from course.terminal import can_redraw
+
     console = _console()
+    live_line = can_redraw(Console(stderr=True))
     progress = Progress.load()
     results = []
     _isolation_notice()
     try:
         with CheckSession() as session:
-            for ex in catalog.exercises:
-                if not args.json:
-                    console.print(f"checking {ex.name} ...", style="dim")
-                result = session.run(ex, seed=args.seed)
+            total = len(catalog.exercises)
+            for i, ex in enumerate(catalog.exercises, 1):
+                if not args.json and not live_line:
+                    console.print(f"checking {escape(ex.name)} ({i}/{total}) ...", style="dim")
+                with _checking_line(ex, f"{ex.name} ({i}/{total})"):
+                    result = session.run(ex, seed=args.seed)
                 progress.record(result)
                 results.append(result)
     except ValueError as e:
@@ -385,8 +421,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             versions[dist] = None
     versions["python"] = sys.version.split()[0]
     devices = _devices()
+    from course.editor import describe_editor
+
+    editor = describe_editor()
     report = {"manifest": str(manifest_path()), "problems": problems, "versions": versions, "devices": devices,
-              "isolation": _doctor_isolation(args)}
+              "editor": editor, "isolation": _doctor_isolation(args)}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -400,11 +439,24 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             console.print("[green]no problems[/]")
         console.print("[bold]Versions[/] " + ", ".join(f"{k} {v or 'missing'}" for k, v in versions.items()))
         console.print("[bold]Devices[/] " + ", ".join(devices))
+        _print_editor(console, editor)
         for key, lines in report["isolation"].items():
             console.print(f"[bold]Isolation ({key})[/]")
             for line in lines:
                 console.print(f"  {line}", markup=False)
     return EXIT_USAGE if problems else EXIT_OK
+
+
+def _print_editor(console: Console, editor: dict) -> None:
+    def shown(var: str) -> str:
+        value = editor[var]
+        return f"${var}={value!r}" if value else f"${var} not set"
+
+    found = f"; found at {editor['found']}" if editor["found"] else ""
+    console.print(f"[bold]Editor[/] {escape(shown('VISUAL'))}, {escape(shown('EDITOR'))}{escape(found)}")
+    if editor["problem"]:
+        console.print(f"  [yellow]{escape(editor['problem'])}[/]")
+    console.print(f"  Ctrl+O in the app {escape(editor['ctrl_o'])}.")
 
 
 # -- isolation (course.engine.isolation) ----------------------------------------------
@@ -444,30 +496,36 @@ def _devices() -> list[str]:
 
 
 def cmd_lesson(args: argparse.Namespace) -> int:
-    from rich.markdown import Markdown
-    from rich.panel import Panel
-    from rich.syntax import Syntax
-    from rich.table import Table
-
-    from course.lessons import CodeBlock, Prose, SideBySide, load_lesson
+    from course.lessons import load_lesson
 
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
+    from course.lookup import NotFound, find_lesson
+
     try:
-        lesson = catalog.lesson(args.name)
-    except KeyError:
-        try:
-            lesson = catalog.lesson_of(args.name)
-        except KeyError as e:
-            _err(e.args[0].replace("exercise", "lesson or exercise", 1))
-            return EXIT_USAGE
+        lesson = find_lesson(catalog, args.name)
+    except NotFound as e:
+        _err(str(e))
+        return EXIT_USAGE
     try:
         text = load_lesson(lesson.lesson_path())
     except OSError as e:
         _err(f"cannot read the lesson: {e}")
         return EXIT_FAIL
     console = _console()
+    with _paged(console, enabled=not args.no_pager):
+        _print_lesson(console, text)
+    return EXIT_OK
+
+
+def _print_lesson(console: Console, text: Any) -> None:
+    from rich.markdown import Markdown
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    from course.lessons import CodeBlock, Prose, SideBySide
 
     def code_panel(block: CodeBlock, title: str) -> Panel:
         language = block.language or "text"
@@ -491,15 +549,49 @@ def cmd_lesson(args: argparse.Namespace) -> int:
             if seg.raises:
                 title = (title + " " if title else "") + f"raises {seg.raises}"
             console.print(code_panel(seg, title))
-    return EXIT_OK
+
+
+class _CommandPager:
+    """$PAGER (default `less`), run the way git runs it: through the shell, with
+    LESS=FRX unless the learner set LESS (colours pass through; a short text
+    prints and exits; the screen is not cleared on the way out)."""
+
+    def show(self, content: str) -> None:
+        command = os.environ.get("PAGER", "").strip() or "less"
+        env = {**os.environ}
+        env.setdefault("LESS", "FRX")
+        try:
+            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+        except OSError:
+            proc = None
+        if proc is not None:
+            try:
+                with proc.stdin:
+                    proc.stdin.write(content.encode("utf-8", errors="replace"))
+            except BrokenPipeError:  # the learner quit the pager before the end: fine
+                pass
+            if proc.wait() != 127:  # 127: the shell did not find the pager
+                return
+        sys.stdout.write(content)
+
+
+def _paged(console: Console, enabled: bool):
+    """Page only a real terminal: never a pipe, a file, or a dumb terminal."""
+    import contextlib
+
+    if not enabled or not sys.stdout.isatty() or not console.is_terminal or console.is_dumb_terminal:
+        return contextlib.nullcontext()
+    return console.pager(_CommandPager(), styles=True)
 
 
 # -- watch ----------------------------------------------------------------------------
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from course.progress import Progress
     from course.engine.runner import CheckSession
+    from course.progress import Progress
+    from course.terminal import single_keys
+    from course.watching import FileWatcher, WatchLoop, read_keys
 
     catalog = _catalog()
     if catalog is None:
@@ -513,47 +605,31 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if ex is None:
             _console().print("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all.")
             return EXIT_OK
-    console = _console()
-    path = ex.exercise_path()
-    _isolation_notice()
-    with CheckSession() as session:
-        while True:
-            console.rule(f"{ex.name}  ({path})")
-            result = session.run(ex)
-            _record(result)
-            print_result(console, result)
-            how = "polling every second" if args.poll else "on save"
-            console.print(f"[dim]Watching {path} ({how}). Ctrl-C to stop. "
-                          "If saving does not re-check (WSL, network drives), use `jaxlings watch --poll`.[/]")
-            _wait_for_change(path, poll=args.poll, console=console)  # Ctrl-C ends the loop
+    from course.engine.runner import draw_seed
 
-
-def _signature(path: Any) -> tuple[int, int] | None:
     try:
-        st = path.stat()
-        return (st.st_mtime_ns, st.st_size)
-    except OSError:
-        return None
+        draw_seed()  # a bad JAXLINGS_SEED is a usage error now, not a crash at the first check
+    except ValueError as e:
+        _err(str(e))
+        return EXIT_USAGE
+    console = _console()
+    _isolation_notice()
+    with CheckSession() as session, single_keys() as keys:
+        loop = WatchLoop(
+            catalog, ex,
+            check=session.run,
+            console=console,
+            keys=keys,
+            watch=lambda path, events: FileWatcher(path, events, poll=args.poll).start(),
+            checking=_checking_line,
+        )
+        if keys:
+            read_keys(sys.stdin.fileno(), loop.events)
+        return loop.run()
 
 
-def _wait_for_change(path: Any, *, poll: bool, console: Console) -> bool:
-    """Block until `path` changes (returns True). Editors often save by rename, so watch the folder."""
-    import time
+def _checking_line(exercise: Any, label: str | None = None):
+    """The live "checking NAME… 4 s (your code may run 30 s)" line on stderr (nothing when stderr is not a terminal)."""
+    from course.terminal import budget_of, elapsed_line
 
-    before = _signature(path)
-    if not poll:
-        try:
-            import watchfiles
-
-            for changes in watchfiles.watch(path.parent, debounce=200, raise_interrupt=True):
-                if any(os.path.abspath(p) == str(path) for _, p in changes) and _signature(path) is not None:
-                    return True
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # noqa: BLE001 - e.g. inotify limits: fall back rather than stop
-            console.print(f"[yellow]File events are not available here ({e}); polling instead.[/]")
-    while True:
-        time.sleep(1.0)
-        now = _signature(path)
-        if now is not None and now != before:
-            return True
+    return elapsed_line(label or exercise.name, budget_of(exercise))

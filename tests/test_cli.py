@@ -72,6 +72,8 @@ def test_usage_errors_exit_2(course, capsys, monkeypatch):
     monkeypatch.setenv("JAXLINGS_SEED", "abc")
     assert main(["check", "fx_scale"]) == 2
     assert "JAXLINGS_SEED must be an integer" in capsys.readouterr().err
+    assert main(["watch", "fx_scale"]) == 2
+    assert "JAXLINGS_SEED must be an integer" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         main(["hint"])  # missing argument: argparse's usage error
     assert e.value.code == 2
@@ -97,7 +99,7 @@ def test_reset_asks_first(course, capsys, monkeypatch):
     mine.write_text("# my work\n")
     monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
     assert main(["reset", "fx_scale"]) == 1
-    assert "Overwrite" in capsys.readouterr().out
+    assert "Replace" in capsys.readouterr().out
     assert mine.read_text() == "# my work\n"
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # nobody to ask: nothing happens
     assert main(["reset", "fx_scale"]) == 1
@@ -105,6 +107,40 @@ def test_reset_asks_first(course, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
     assert main(["reset", "fx_scale"]) == 0
     assert mine.read_text() == (root / "exercises" / "01_basics" / "scale.py").read_text()
+
+
+def test_reset_makes_a_passed_exercise_pending_and_keeps_a_backup(course, capsys):
+    root, ws = course
+    mine = ws / "exercises" / "01_basics" / "scale.py"
+    mine.write_text(SOLVED_SCALE)
+    code, _ = run_json(capsys, "check", "fx_scale")
+    assert code == 0
+    assert run_json(capsys, "list")[1]["done"] == 1
+
+    assert main(["reset", "fx_scale", "--yes"]) == 0
+    out = capsys.readouterr().out
+    backups = list((ws / ".jaxlings" / "backups").iterdir())
+    assert len(backups) == 1 and backups[0].name.startswith("fx_scale-") and backups[0].suffix == ".py"
+    assert backups[0].read_text() == SOLVED_SCALE
+    assert str(backups[0]) in out.replace("\n", "")
+    assert mine.read_text() == (root / "exercises" / "01_basics" / "scale.py").read_text()
+
+    code, data = run_json(capsys, "list")
+    assert data["done"] == 0 and data["next"] == "fx_scale"
+    assert data["exercises"][0]["done"] is False and data["exercises"][0]["attempts"] == 0
+
+    # A second reset of a file that is the starter already has nothing to keep.
+    assert main(["reset", "fx_scale", "--yes"]) == 0
+    assert len(list((ws / ".jaxlings" / "backups").iterdir())) == 1
+
+
+def test_reset_keeps_the_exact_bytes_of_a_file_that_is_not_utf8(course, capsys):
+    root, ws = course
+    mine = ws / "exercises" / "01_basics" / "scale.py"
+    mine.write_bytes(b"# caf\xe9\nx = 1\n")
+    assert main(["reset", "fx_scale", "--yes"]) == 0
+    (backup,) = (ws / ".jaxlings" / "backups").iterdir()
+    assert backup.read_bytes() == b"# caf\xe9\nx = 1\n"
 
 
 def test_reset_in_a_git_checkout_uses_the_committed_starter(tmp_path, monkeypatch, capsys):
@@ -156,26 +192,218 @@ def test_check_as_a_script(course):
 
 
 @pytest.mark.parametrize("poll", [True, False], ids=["polling", "file-events"])
-def test_watch_wakes_up_when_the_file_is_saved(tmp_path, poll):
-    import threading
-    import time
+def test_watch_notices_a_save_made_right_after_it_started(tmp_path, poll):
+    import queue
 
-    from rich.console import Console
-
-    from course.commands import _wait_for_change
+    from course.watching import FileWatcher
 
     path = tmp_path / "ex.py"
     path.write_text("x = 1\n")
-
-    def save_later():
-        time.sleep(1.2)
+    events = queue.Queue()
+    watcher = FileWatcher(path, events, poll=poll).start()
+    try:
         tmp = tmp_path / ".ex.py.tmp"  # editors save by writing a temp file and renaming it
-        tmp.write_text("x = 2\n")
+        tmp.write_text("x = 22\n")
         tmp.replace(path)
+        assert events.get(timeout=60) == ("saved", path)
+    finally:
+        watcher.stop()
 
-    saver = threading.Thread(target=save_later)
-    saver.start()
-    t0 = time.monotonic()
-    assert _wait_for_change(path, poll=poll, console=Console(file=io.StringIO())) is True
-    saver.join()
-    assert time.monotonic() - t0 < 30
+
+def test_check_fails_a_file_that_is_not_utf8(course, capsys):
+    _, ws = course
+    # Solved, but a Latin-1 byte sits in a comment, where compile() alone would not object.
+    (ws / "exercises" / "01_basics" / "scale.py").write_bytes(b"# caf\xe9\n" + SOLVED_SCALE.encode())
+    code, data = run_json(capsys, "check", "fx_scale")
+    assert code == 1 and data["passed"] is False and data["cause"] == "syntax_error"
+    assert ("exercises/01_basics/scale.py is not UTF-8 text (byte 0xe9 at line 1); "
+            "Python reads source files as UTF-8") in data["message"]
+    assert "\ufffd" not in data["message"]
+
+
+def test_read_source_agrees_with_the_checks(tmp_path):
+    from course.workspace import NotUtf8Error, read_source, utf8_problem
+
+    assert utf8_problem("x = 'é'\n".encode(), "a.py") is None
+    assert utf8_problem(b"x = 1\ny = '\xff'\n", "a.py").startswith("a.py is not UTF-8 text (byte 0xff at line 2)")
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(b"# caf\xe9\n")
+    with pytest.raises(NotUtf8Error, match="byte 0xe9 at line 1"):
+        read_source(bad)
+    good = tmp_path / "good.py"
+    good.write_text("x = 'é'\n", encoding="utf-8")
+    assert read_source(good) == "x = 'é'\n"
+
+
+def test_resolve_editor(tmp_path):
+    from course.editor import resolve_editor
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("myedit", "code", "nano"):
+        exe = bin_dir / name
+        exe.write_text("#!/bin/sh\n")
+        exe.chmod(0o755)
+    path = str(bin_dir)
+    assert resolve_editor({"PATH": path, "EDITOR": "myedit -n"}) == (["myedit", "-n"], None)
+    assert resolve_editor({"PATH": path, "VISUAL": "myedit", "EDITOR": "nosuch"}) == (["myedit"], None)
+    argv, problem = resolve_editor({"PATH": path, "EDITOR": "nosuch-editor"})
+    assert argv is None and "'nosuch-editor' is not on PATH" in problem
+    argv, problem = resolve_editor({"PATH": str(tmp_path / "empty"), "EDITOR": "code --wait"})
+    assert argv is None and "'code' is not on PATH" in problem
+    argv, problem = resolve_editor({"PATH": path, "EDITOR": "code"})  # starts, but returns at once
+    assert argv == ["code"] and "--wait" in problem
+    assert resolve_editor({"PATH": path, "EDITOR": "code --wait"}) == (["code", "--wait"], None)
+    argv, problem = resolve_editor({"PATH": path, "EDITOR": "'unclosed"})
+    assert argv is None and "cannot be split" in problem
+    argv, problem = resolve_editor({"PATH": path, "EDITOR": str(tmp_path / "missing" / "ed")})
+    assert argv is None and "does not exist" in problem
+    assert resolve_editor({"PATH": path}) == (["nano"], None)  # nothing set: a fallback on PATH
+    argv, problem = resolve_editor({"PATH": str(tmp_path / "empty")})
+    assert argv is None and "neither $VISUAL nor $EDITOR is set" in problem
+
+
+def test_doctor_reports_the_editor(course, capsys, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", "nosuch-editor")
+    code, data = run_json(capsys, "doctor")
+    assert code == 0
+    assert data["editor"]["EDITOR"] == "nosuch-editor" and data["editor"]["argv"] is None
+    assert "'nosuch-editor' is not on PATH" in data["editor"]["problem"]
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "$EDITOR='nosuch-editor'" in out and "is not on PATH" in out
+    assert "Ctrl+O in the app shows this problem instead of opening an editor" in out
+
+
+@pytest.mark.parametrize("argv,code", [
+    (["list", "--json"], 141),
+    (["list"], 141),
+    (["lesson", "1"], 141),
+    (["--help"], 0),  # argparse ignores a failed write of its help and exits 0
+    (["check", "--help"], 0),
+])
+def test_a_closed_pipe_ends_quietly(course, argv, code):
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first write: every write meets EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "course", *argv], cwd=REPO,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == code
+
+
+def test_check_shows_every_failing_check_and_the_seed_once(course, capsys):
+    capsys.readouterr()
+    assert main(["check", "fx_scale", "--seed", "11"]) == 1
+    out = capsys.readouterr().out
+    assert "2 of 2 checks failed" in out
+    assert "✗ test_scale_matches" in out and "✗ test_scale_under_jit" in out
+    assert out.count("seed 11") == 1 and "rerun with JAXLINGS_SEED=11" in out
+
+    assert main(["check", "fx_scale", "--seed", "11", "--short"]) == 1
+    out = capsys.readouterr().out
+    assert "first: test_scale_matches" in out and "test_scale_under_jit" not in out
+    assert out.count("seed 11") == 1
+
+
+def test_near_misses_suggest_the_right_name(capsys, monkeypatch):
+    monkeypatch.setenv("JAXLINGS_PROGRESS", "/nonexistent/never-written.json")
+    for argv, suggestion in [
+        (["lesson", "arrray"], "Did you mean: arrays?"),
+        (["lesson", "Pure-Functions"], "Did you mean: pure_functions?"),
+        (["check", "functional-ops"], "Did you mean: functional_ops?"),
+        (["hint", "Functional_Ops"], "Did you mean: functional_ops?"),
+        (["solution", "immutable_update"], "Did you mean: immutable_updates?"),
+        (["lesson", "99"], "there is no lesson number 99: the course has "),
+        (["hint", "zzzzzz"], "Run `jaxlings list` to see them."),
+    ]:
+        assert main(argv) == 2, argv
+        assert suggestion in capsys.readouterr().err.replace("\n", " "), argv
+
+
+def test_lessons_and_exercises_by_number_or_file(capsys):
+    from course.catalog import load_catalog
+    from course.lookup import find_exercise, find_lesson
+
+    catalog = load_catalog()
+    assert find_lesson(catalog, "2").name == catalog.lessons[1].name == "arrays"
+    assert find_lesson(catalog, "02_arrays.md").name == "arrays"
+    assert find_lesson(catalog, "lessons/02_arrays.md").name == "arrays"
+    assert find_lesson(catalog, "02_arrays").name == "arrays"
+    assert find_lesson(catalog, "interop").name == "arrays"  # an exercise's name gives its lesson
+    assert find_exercise(catalog, "1").name == "functional_ops"
+    assert find_exercise(catalog, "exercises/01_ecosystem/functional_ops.py").name == "functional_ops"
+    assert find_exercise(catalog, "functional_ops.py").name == "functional_ops"
+    assert main(["lesson", "2", "--no-pager"]) == 0
+    assert "immutable" in capsys.readouterr().out.lower()
+
+
+def _terminal_env(tmp_path, **extra):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PAGER", "LESS", "FORCE_COLOR", "COLUMNS")}
+    env.update(TERM="xterm-256color", JAXLINGS_PROGRESS=str(tmp_path / "progress.json"), **extra)
+    return env
+
+
+def test_lesson_goes_through_the_pager_only_on_a_terminal(tmp_path, capsys, monkeypatch):
+    from pty_run import run_on_pty
+
+    paged = tmp_path / "paged.txt"
+    env = _terminal_env(tmp_path, PAGER=f"cat > '{paged}'")
+    code, shown = run_on_pty(["lesson", "2"], env)
+    assert code == 0, shown
+    text = paged.read_text()
+    assert "immutable" in text.lower() and "\x1b[" in text  # the lesson, with its styles
+    assert "immutable" not in shown.lower()
+
+    paged.unlink()
+    code, shown = run_on_pty(["lesson", "2", "--no-pager"], env)
+    assert code == 0 and "immutable" in shown.lower() and not paged.exists()
+
+    code, shown = run_on_pty(["lesson", "2"], {**env, "TERM": "dumb"})
+    assert code == 0 and "immutable" in shown.lower() and not paged.exists()
+
+    monkeypatch.setenv("PAGER", f"cat > '{paged}'")  # stdout is not a terminal here: never a pager
+    assert main(["lesson", "2"]) == 0
+    assert "immutable" in capsys.readouterr().out.lower() and not paged.exists()
+
+
+def test_shell_modules_do_not_import_textual():
+    code = ("import sys\n"
+            "import course.workspace, course.editor, course.lookup, course.watching, course.terminal, course.cli\n"
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'textual')))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
+
+
+def test_learner_text_cannot_drive_the_terminal(course, capsys):
+    _, ws = course
+    (ws / "exercises" / "01_basics" / "scale.py").write_text(
+        'def scale(x, alpha):\n'
+        '    print("out \\x1b]0;TITLE\\x07 \\udcff")\n'
+        '    raise ValueError("boom \\x1b[2J \\u202e")\n')
+    capsys.readouterr()
+    assert main(["check", "fx_scale"]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert "boom \\x1b[2J \\u202e" in out and "out \\x1b]0;TITLE" in out
+
+
+def test_solution_still_shows_when_your_file_is_not_utf8(course, capsys):
+    _, ws = course
+    mine = ws / "exercises" / "01_basics" / "scale.py"
+    mine.write_text(SOLVED_SCALE)
+    assert run_json(capsys, "check", "fx_scale")[0] == 0
+    mine.write_bytes(b"# caf\xe9\n")
+    code, data = run_json(capsys, "solution", "fx_scale")
+    assert code == 0 and data["solution"] == SOLVED_SCALE and data["yours"] is None
+    assert main(["solution", "fx_scale"]) == 0
+    captured = capsys.readouterr()
+    assert "reference solution" in captured.out and "is not UTF-8 text (byte 0xe9 at line 1)" in captured.err

@@ -64,3 +64,22 @@ def test_every_code_block_runs(name, title, path):
     failures = [f"{r['where']} ({r['framework']}): {r['error']}" for r in report if not r["ok"]]
     assert not failures, "code blocks that fail:\n" + "\n".join(failures)
     assert report, f"lesson {name!r} has no runnable code"
+
+
+def _map_rows(text: str) -> list[tuple[str, str]]:
+    """(number, name) of each row of the course-map table that starts at its header."""
+    start = text.index("| # | lesson | PyTorch → JAX |")
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows.append((cells[0], cells[1]))
+    return rows
+
+
+@pytest.mark.parametrize("where", ["README.md", "lessons/01_ecosystem.md"])
+def test_course_map_lists_every_lesson_in_order(where):
+    rows = _map_rows((ROOT / where).read_text(encoding="utf-8"))
+    want = [(str(i), name) for i, name in enumerate(IDS, start=1)]
+    assert rows == want, f"{where}: the course map must list every lesson of lessons/course.toml, in order"

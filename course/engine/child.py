@@ -89,7 +89,15 @@ class Child:
                 source = f.read()
         except OSError as e:
             raise Failure("import_error", f"cannot read {self.display}: {e.strerror or e}") from None
-        text = source.decode("utf-8", errors="replace")
+        # Strict, like the editor and `course.workspace.read_source`: a file that is not
+        # UTF-8 fails here, before any of its code runs, even where compile() would let
+        # a stray byte in a comment through.
+        from course.workspace import first_non_utf8, utf8_problem
+
+        bad = first_non_utf8(source)
+        if bad is not None:
+            raise Failure("syntax_error", utf8_problem(source, self.display), line=bad[0])
+        text = source.decode("utf-8")
         # Keep the source in linecache so tracebacks show the learner's lines even
         # if the file changes or disappears while the check runs (mtime None = keep).
         linecache.cache[self.path] = (len(text), None, text.splitlines(True), self.path)

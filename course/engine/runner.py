@@ -136,6 +136,15 @@ def check_settings(path: Path) -> CheckSettings:
     return _SETTINGS_CACHE[key]
 
 
+def time_budget(exercise: Exercise, check_path: Path | None = None) -> float:
+    """Seconds the learner's code may use in one check run: the manifest's timeout, else
+    the check module's TIMEOUT, else DEFAULT_TIMEOUT (the rule CheckSession.run applies).
+    Raises OSError, SyntaxError or ValueError for a missing or unreadable check module."""
+    if exercise.timeout:
+        return float(exercise.timeout)
+    return check_settings(check_path or exercise.check_path()).timeout or DEFAULT_TIMEOUT
+
+
 # -- the two sides a check talks to ---------------------------------------------
 
 

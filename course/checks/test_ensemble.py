@@ -1,0 +1,193 @@
+"""Checks for ensemble: stacked members that differ, predictions that follow from the
+parameters, and dropout masks that differ per copy.
+
+The learner's process returns evidence only: the ensemble's parameters as arrays,
+its predictions on a batch chosen here, and the dropped copies of an array chosen
+here. Everything is judged here: the predictions are recomputed from the returned
+parameters with NumPy, and the masks are read off the returned copies.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from course.engine.checking import assert_equal, fail
+
+TIMEOUT = 60
+# Shapes come from small fixed sets so that compiled programs are reused between runs.
+ENSEMBLE_SHAPES = [(3, 5, 8), (4, 9, 16)]  # (n_members, d_in, hidden)
+DROPOUT_SHAPES = [(5, 6), (3, 8)]
+RATES = [0.25, 0.5]
+LAYERS = ("l1", "l2")
+
+
+def probe_ensemble(module, n, d_in, hidden, seed, x):
+    import jax.numpy as jnp
+    from flax import nnx
+
+    def params(ens):
+        if not isinstance(ens, nnx.Module):
+            return None
+        return nnx.state(ens, nnx.Param)
+
+    ens = module.make_ensemble(n, d_in, hidden, seed)
+    if not isinstance(ens, nnx.Module):
+        return {"error": f"make_ensemble returned {type(ens).__name__}, expected the MLP object (an nnx.Module)"}
+    first = params(ens)
+    pred = module.ensemble_predict(ens, jnp.asarray(x))
+    return {
+        "params": first,
+        "pred": pred,
+        "again": params(module.make_ensemble(n, d_in, hidden, seed)),
+        "other": params(module.make_ensemble(n, d_in, hidden, seed + 1)),
+    }
+
+
+def probe_dropout(module, x, n, rate, seed):
+    return {
+        "copies": module.dropout_copies(x, n, rate, seed),
+        "again": module.dropout_copies(x, n, rate, seed),
+        "other": module.dropout_copies(x, n, rate, seed + 1),
+    }
+
+
+def _leaves(params, where):
+    """{'l1': {'kernel', 'bias'}, 'l2': {...}} as float arrays, or a failure naming what is off."""
+    if not isinstance(params, dict):
+        fail(f"{where}: the ensemble's parameters are not a model's state (got {type(params).__name__}).")
+    out = {}
+    for layer in LAYERS:
+        for name in ("kernel", "bias"):
+            try:
+                value = params[layer][name]
+            except (KeyError, TypeError):
+                fail(f"{where}: the ensemble has no parameter {layer}.{name}. Build it from the given MLP class, "
+                     "unchanged.")
+            if not isinstance(value, np.ndarray):
+                fail(f"{where}: {layer}.{name} is not an array.")
+            out[f"{layer}.{name}"] = value
+    return out
+
+
+def _ensemble(learner, rng, seed):
+    n, d_in, hidden = ENSEMBLE_SHAPES[int(rng.integers(len(ENSEMBLE_SHAPES)))]
+    x = rng.standard_normal((int(rng.integers(2, 7)), d_in)).astype(np.float32)
+    got = learner.probe(probe_ensemble, n, d_in, hidden, seed, x)
+    if "error" in got:
+        fail(got["error"] + ".")
+    call = f"make_ensemble({n}, {d_in}, {hidden}, seed={seed})"
+    return n, d_in, hidden, x, got, call
+
+
+def test_members_are_stacked_and_differ(learner, reference, rng, seed):
+    n, d_in, hidden, x, got, call = _ensemble(learner, rng, seed)
+    params = _leaves(got["params"], call)
+    want = _leaves(reference.probe(probe_ensemble, n, d_in, hidden, seed, x)["params"], "the reference")
+    for key, value in params.items():
+        if value.shape != want[key].shape:
+            fail(f"{call}: {key} has shape {value.shape}, expected {want[key].shape}: every parameter of the "
+                 f"MLP with a leading axis of {n} members.")
+        if value.dtype != np.float32:
+            fail(f"{call}: {key} has dtype {value.dtype}, expected float32.")
+    for key in ("l1.kernel", "l2.kernel"):
+        value = params[key]
+        for i, j in itertools.combinations(range(n), 2):
+            if np.allclose(value[i], value[j]):
+                fail(f"{call}: members {i} and {j} have the same {key}. nnx.vmap shares the Rngs by default, so "
+                     "every member was initialised with the same keys: split the streams with "
+                     f"nnx.split_rngs(splits={n}) and map them (in_axes=0).")
+    kernel = params["l1.kernel"]
+    scale = kernel.reshape(n, -1).std(axis=1) * np.sqrt(d_in)
+    if not np.all((scale > 0.3) & (scale < 3.0)):
+        fail(f"{call}: the members' l1 kernels do not look like nnx.Linear's initialisation (their spread times "
+             f"sqrt(d_in) is {np.round(scale, 3).tolist()}, about 1 expected). Build each member as "
+             "MLP(d_in, hidden, rngs=...).")
+
+
+def test_predictions_follow_from_the_parameters(learner, rng, seed):
+    n, d_in, hidden, x, got, call = _ensemble(learner, rng, seed)
+    p = _leaves(got["params"], call)
+    pred = got["pred"]
+    where = f"ensemble_predict(ensemble, x {x.shape}) with ensemble = {call}"
+    if not isinstance(pred, np.ndarray):
+        fail(f"{where} returned {type(pred).__name__}, expected an array of shape {(n, x.shape[0], 1)}.")
+    if pred.shape != (n, x.shape[0], 1):
+        fail(f"{where} has shape {pred.shape}, expected {(n, x.shape[0], 1)}: one (B, 1) output per member.")
+    if pred.dtype != np.float32:
+        fail(f"{where} has dtype {pred.dtype}, expected float32.")
+    hidden_act = np.maximum(np.einsum("bd,mdh->mbh", x, p["l1.kernel"]) + p["l1.bias"][:, None, :], 0.0)
+    expected = np.einsum("mbh,mho->mbo", hidden_act, p["l2.kernel"]) + p["l2.bias"][:, None, :]
+    if not np.allclose(pred, expected, rtol=1e-4, atol=1e-5):
+        worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.abs(pred - expected))), pred.shape))
+        fail(f"{where}: the predictions are not what the ensemble's own parameters give. At index {worst} "
+             f"(member {worst[0]}) expected {expected[worst]:.6f}, got {pred[worst]:.6f}. Member i must use "
+             "kernel[i] and bias[i] of every layer, on the same x.")
+
+
+def test_same_seed_same_ensemble(learner, rng, seed):
+    n, d_in, hidden, x, got, call = _ensemble(learner, rng, seed)
+    first = _leaves(got["params"], call)
+    again = _leaves(got["again"], call + " (called again)")
+    other = _leaves(got["other"], call.replace(f"seed={seed}", f"seed={seed + 1}"))
+    for key in first:
+        assert_equal(again[key], first[key], what=f"{key} of a second {call}: the same seed must give the "
+                                                  "same ensemble")
+    if all(np.allclose(first[key], other[key]) for key in first):
+        fail(f"{call} and seed={seed + 1} gave the same ensemble: build it from nnx.Rngs(seed).")
+
+
+def _dropout(learner, rng, seed):
+    shape = DROPOUT_SHAPES[int(rng.integers(len(DROPOUT_SHAPES)))]
+    n = int(rng.integers(3, 5))
+    rate = RATES[int(rng.integers(len(RATES)))]
+    # Values away from zero, so a dropped element (0) is never confused with a kept one.
+    x = (rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)).astype(np.float32)
+    got = learner.probe(probe_dropout, x, n, rate, seed)
+    return x, n, rate, got, f"dropout_copies(x {shape}, n_copies={n}, rate={rate}, seed={seed})"
+
+
+def _masks(copies, x, n, rate, call):
+    if not isinstance(copies, np.ndarray):
+        fail(f"{call} returned {type(copies).__name__}, expected an array of shape {(n, *x.shape)}.")
+    if copies.shape != (n, *x.shape):
+        fail(f"{call} has shape {copies.shape}, expected {(n, *x.shape)}: n_copies copies of x.")
+    if copies.dtype != np.float32:
+        fail(f"{call} has dtype {copies.dtype}, expected float32.")
+    kept_value = np.broadcast_to(x / (1.0 - rate), copies.shape)
+    kept = np.isclose(copies, kept_value, rtol=1e-5, atol=1e-6)
+    dropped = copies == 0.0
+    if not np.all(kept | dropped):
+        bad = tuple(int(i) for i in np.unravel_index(int(np.argmax(~(kept | dropped))), copies.shape))
+        fail(f"{call}: element {bad} is {copies[bad]:.6f}; a dropped copy holds either 0 or x / (1 - rate) "
+             f"= {kept_value[bad]:.6f} (x = {x[bad[1:]]:.6f}).")
+    return kept
+
+
+def test_each_copy_has_its_own_mask(learner, rng, seed):
+    x, n, rate, got, call = _dropout(learner, rng, seed)
+    kept = _masks(got["copies"], x, n, rate, call)
+    total = kept.size
+    expected = total * (1.0 - rate)
+    spread = 5.0 * np.sqrt(total * rate * (1.0 - rate)) + 1.0
+    if abs(int(kept.sum()) - expected) > spread:
+        fail(f"{call} kept {int(kept.sum())} of {total} elements; about {expected:.0f} expected with "
+             f"rate={rate} (each element kept with probability 1 - rate).")
+    for i, j in itertools.combinations(range(n), 2):
+        if np.array_equal(kept[i], kept[j]):
+            fail(f"{call}: copies {i} and {j} have the same mask. nnx.vmap broadcasts the Dropout's Rngs by "
+                 f"default, so every copy draws the same key: split them with nnx.split_rngs(splits={n}) and "
+                 "map the random state with nnx.StateAxes({nnx.RngState: 0, ...: None}).")
+
+
+def test_dropout_copies_follow_the_seed(learner, rng, seed):
+    x, n, rate, got, call = _dropout(learner, rng, seed)
+    first = _masks(got["copies"], x, n, rate, call)
+    again = _masks(got["again"], x, n, rate, call + " (called again)")
+    other = _masks(got["other"], x, n, rate, call.replace(f"seed={seed}", f"seed={seed + 1}"))
+    if not np.array_equal(first, again):
+        fail(f"{call} gave different masks when called twice: use nnx.Rngs(dropout=seed), so the same seed "
+             "gives the same copies.")
+    if np.array_equal(first, other):
+        fail(f"{call} and seed={seed + 1} gave the same masks: the masks must come from the seed.")

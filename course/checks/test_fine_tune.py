@@ -1,0 +1,132 @@
+"""Checks for fine_tune: the learner's optimizer and step against the reference's, step by step.
+
+Evidence: the learner's process trains a model from a start and on batches chosen
+here, and returns the parameters after every step and the losses. The reference
+trains the same way in the trusted process; every comparison, and the diagnosis of
+what went wrong (a body that moved, an update off the accumulation beat, no
+warm-up), is made here from the two trajectories.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course.engine.checking import assert_close, fail
+
+TIMEOUT = 90
+SHAPES = [(5, 8), (9, 16)]  # (d, h): a small fixed set, so compiled programs are reused
+BATCH = 8
+LR = 0.05
+
+
+def probe_trajectory(module, d, h, seed, lr, warmup_steps, accumulate, xs, ys):
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    class Classifier(nnx.Module):
+        def __init__(self, d, h, *, rngs):
+            self.body = nnx.Linear(d, h, rngs=rngs)
+            self.head = nnx.Linear(h, 1, rngs=rngs)
+
+        def __call__(self, x):
+            return self.head(jax.nn.relu(self.body(x)))
+
+    import numpy as np
+
+    def snapshot():
+        # Copies now: a step may replace (or donate) the arrays the model holds.
+        return jax.tree.map(np.array, nnx.to_pure_dict(nnx.state(model, nnx.Param)))
+
+    model = Classifier(d, h, rngs=nnx.Rngs(seed))
+    start = snapshot()
+    optimizer = module.make_optimizer(model, lr, warmup_steps, accumulate)
+    losses, params = [], []
+    for x, y in zip(xs, ys):
+        loss = module.train_step(model, optimizer, jnp.asarray(x), jnp.asarray(y))
+        losses.append(float(jnp.asarray(loss).reshape(())))
+        params.append(snapshot())
+    return {"start": start, "losses": losses, "params": params}
+
+
+def _flat(tree, prefix=""):
+    out = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flat(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def _setup(rng, seed):
+    d, h = SHAPES[int(rng.integers(len(SHAPES)))]
+    accumulate = int(rng.integers(2, 4))
+    warmup = int(rng.integers(2, 4))
+    steps = accumulate * (warmup + 2)
+    # Inputs with a large spread, so that the gradients' norm exceeds 1 and clipping acts.
+    xs = (3.0 * rng.standard_normal((steps, BATCH, d))).astype(np.float32)
+    ys = rng.integers(0, 2, size=(steps, BATCH)).astype(np.float32)
+    return (d, h, seed, LR, warmup, accumulate, xs, ys)
+
+
+def _trajectories(learner, reference, rng, seed):
+    args = _setup(rng, seed)
+    got = learner.probe(probe_trajectory, *args)
+    want = reference.probe(probe_trajectory, *args)
+    d, h, _, lr, warmup, accumulate, xs, _ = args
+    call = (f"make_optimizer(model, lr={lr}, warmup_steps={warmup}, accumulate={accumulate}) on "
+            f"Classifier({d}, {h}), {len(xs)} batches of {BATCH}")
+    return got, want, warmup, accumulate, call
+
+
+def test_the_body_stays_frozen(learner, reference, rng, seed):
+    got, _, _, _, call = _trajectories(learner, reference, rng, seed)
+    start = _flat(got["start"])
+    for step, params in enumerate(got["params"]):
+        flat = _flat(params)
+        for name in ("body.kernel", "body.bias"):
+            if name not in flat:
+                fail(f"{call}: the model has no parameter {name} after step {step}. Do not change the Classifier.")
+            if not np.array_equal(flat[name], start[name]):
+                fail(f"{call}: {name} changed at step {step} (train_step call {step + 1}); the body is frozen. "
+                     "Give the optimizer only the head's parameters (wrt= a filter), or map the body to "
+                     "optax.set_to_zero(). Zeroing its gradient is not enough: AdamW's weight decay still "
+                     "moves it.")
+
+
+def test_updates_follow_accumulation_and_warmup(learner, reference, rng, seed):
+    got, want, warmup, accumulate, call = _trajectories(learner, reference, rng, seed)
+    previous = _flat(got["start"])
+    first_real = accumulate - 1
+    for step, params in enumerate(got["params"]):
+        flat = _flat(params)
+        moved = not all(np.array_equal(flat[n], previous[n]) for n in ("head.kernel", "head.bias"))
+        real = (step + 1) % accumulate == 0
+        if moved and not real:
+            fail(f"{call}: the head changed at train_step call {step + 1}; with accumulate={accumulate} it may "
+                 f"change only on calls {accumulate}, {2 * accumulate}, ... Wrap the transformation in "
+                 f"optax.MultiSteps(..., every_k_schedule={accumulate}).")
+        if moved and step == first_real:
+            fail(f"{call}: the head changed at the first real update (call {step + 1}). The warm-up starts at a "
+                 "learning rate of 0: optax.linear_schedule(0.0, lr, warmup_steps), counted in real updates.")
+        previous = flat
+    assert_close(np.array(got["losses"], np.float32), np.array(want["losses"], np.float32),
+                 what=f"{call}: the loss returned by each train_step call", rtol=1e-4, atol=1e-6)
+
+
+def test_every_step_matches_the_reference(learner, reference, rng, seed):
+    got, want, _, _, call = _trajectories(learner, reference, rng, seed)
+    for step, (mine, ref) in enumerate(zip(got["params"], want["params"])):
+        flat, ref_flat = _flat(mine), _flat(ref)
+        for name in ("head.kernel", "head.bias"):
+            g, w = flat.get(name), ref_flat[name]
+            if not isinstance(g, np.ndarray) or g.shape != w.shape:
+                fail(f"{call}: {name} after call {step + 1} is not an array of shape {w.shape}.")
+            if not np.allclose(g, w, rtol=1e-4, atol=1e-6):
+                diff = float(np.max(np.abs(g - w)))
+                fail(f"{call}: {name} after train_step call {step + 1} differs from the reference's by up to "
+                     f"{diff:.3g}. Check, in order: clipping to global norm 1.0 on the head's gradients only, "
+                     "before AdamW; AdamW's weight_decay=0.01 (PyTorch's default, not Optax's 1e-4); the "
+                     "linear warm-up from 0; the MEAN (not the sum) of the accumulated gradients.")

@@ -1,0 +1,156 @@
+"""The learner's exercise files: restoring a starter and reading a file as Python would.
+
+Shared by the CLI and the app, so `jaxlings reset` and the app's reset do the
+same thing, and both agree with the check runner on which files are readable.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class ResetError(Exception):
+    """The starter file cannot be restored; the message says why and what to do."""
+
+
+class NotUtf8Error(ValueError):
+    """A source file that Python would refuse: its bytes are not UTF-8 text."""
+
+
+def first_non_utf8(data: bytes) -> tuple[int, int] | None:
+    """(line, byte) of the first byte that is not UTF-8, or None if `data` is UTF-8 text."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return data.count(b"\n", 0, e.start) + 1, data[e.start]
+    return None
+
+
+def utf8_problem(data: bytes, display: str) -> str | None:
+    """None if `data` is UTF-8 text, else a sentence naming the first bad byte and its line.
+
+    Strict on purpose, whatever a coding cookie says: the course's editor, its
+    checks and its diffs all read the learner's file as UTF-8, and they must all
+    agree on whether the file is readable.
+    """
+    bad = first_non_utf8(data)
+    if bad is None:
+        return None
+    line, byte = bad
+    return (f"{display} is not UTF-8 text (byte 0x{byte:02x} at line {line}); "
+            "Python reads source files as UTF-8. Save it as UTF-8 in your editor.")
+
+
+def read_source(path: str | os.PathLike, display: str | None = None) -> str:
+    """The file's text, decoded strictly. Raises NotUtf8Error (with a learner-facing message) or OSError."""
+    path = Path(path)
+    data = path.read_bytes()
+    problem = utf8_problem(data, display or str(path))
+    if problem is not None:
+        raise NotUtf8Error(problem)
+    return data.decode("utf-8")
+
+
+def pristine_starter(exercise: Any) -> str:
+    """The starter file as shipped with the course.
+
+    When the workspace is separate from the course (JAXLINGS_WORKSPACE), the
+    course's own exercises/ is pristine. When the learner edits the course
+    checkout itself, the pristine copy is the committed one: `git show HEAD:...`.
+    """
+    from course import paths
+    from course.catalog import default_workspace
+
+    root = (exercise.root or paths.course_root()).resolve()
+    relative = f"exercises/{exercise.file}"
+    if default_workspace(exercise.root).resolve() != root:
+        source = root / relative
+        if source.is_file():
+            return source.read_text(encoding="utf-8")
+        raise ResetError(f"the course at {root} has no {relative} to restore from.")
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "show", f"HEAD:./{relative}"],
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ResetError(f"cannot run git to find the original {relative} ({e}). "
+                         "Restore it from a fresh copy of the course.") from None
+    if proc.returncode != 0:
+        reason = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise ResetError(
+            f"cannot find the original {relative}: the course folder {root} is not a git checkout "
+            f"with that file committed ({reason[-1] if reason else 'git failed'}). "
+            "Restore it from a fresh copy of the course."
+        )
+    return proc.stdout.decode("utf-8")
+
+
+def restore_starter(exercise: Any) -> None:
+    """Overwrite the learner's file with the pristine starter (atomically), without a backup.
+
+    Prefer `reset_exercise`, which keeps a backup and updates the progress file.
+    """
+    _write_atomically(exercise.exercise_path(), pristine_starter(exercise).encode("utf-8"))
+
+
+def backups_dir(exercise: Any) -> Path:
+    from course.catalog import default_workspace
+
+    return default_workspace(exercise.root) / ".jaxlings" / "backups"
+
+
+@dataclass(frozen=True)
+class ResetOutcome:
+    path: Path  # the learner's file, now the starter
+    backup: Path | None  # where their code was kept (None: no file, or it was the starter already)
+
+
+def reset_exercise(exercise: Any, progress_path: str | os.PathLike | None = None) -> ResetOutcome:
+    """Restore the starter, keeping the learner's code under .jaxlings/backups/, and mark
+    the exercise pending again in the progress file (default: the usual one).
+
+    Raises ResetError or OSError; the learner's file is untouched unless the
+    backup was written first.
+    """
+    from course.progress import Progress
+
+    starter = pristine_starter(exercise).encode("utf-8")
+    target = exercise.exercise_path()
+    backup = None
+    try:
+        mine = target.read_bytes()  # bytes: a file that is not UTF-8 is kept exactly as it was
+    except FileNotFoundError:
+        mine = None
+    if mine is not None and mine != starter:
+        backup = _backup_path(exercise)
+        _write_atomically(backup, mine)
+    _write_atomically(target, starter)
+    Progress.load(progress_path).reset(exercise.name)
+    return ResetOutcome(target, backup)
+
+
+def _backup_path(exercise: Any) -> Path:
+    folder = backups_dir(exercise)
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix = Path(exercise.file).suffix or ".py"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate = folder / f"{exercise.name}-{stamp}{suffix}"
+    n = 1
+    while candidate.exists():  # two resets within a second keep both versions
+        candidate = folder / f"{exercise.name}-{stamp}-{n}{suffix}"
+        n += 1
+    return candidate
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.jaxlings-tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, target)

@@ -1,0 +1,37 @@
+"""Near miss: an update on every call; accumulation forgotten."""
+
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+
+class Classifier(nnx.Module):
+    """A body (think: a pretrained network) and a new head. Do not change it."""
+
+    def __init__(self, d: int, h: int, *, rngs: nnx.Rngs):
+        self.body = nnx.Linear(d, h, rngs=rngs)
+        self.head = nnx.Linear(h, 1, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.head(jax.nn.relu(self.body(x)))
+
+
+def loss_fn(model: Classifier, x: jax.Array, y: jax.Array) -> jax.Array:
+    return optax.sigmoid_binary_cross_entropy(model(x).squeeze(-1), y).mean()
+
+
+HEAD = nnx.All(nnx.Param, nnx.PathContains("head"))
+
+
+def make_optimizer(model, lr, warmup_steps, accumulate):
+    tx = optax.chain(optax.clip_by_global_norm(1.0),
+                     optax.adamw(optax.linear_schedule(0.0, lr, warmup_steps), weight_decay=0.01))
+    return nnx.Optimizer(model, tx, wrt=HEAD)
+
+
+def train_step(model, optimizer, x, y):
+    loss, grads = nnx.value_and_grad(loss_fn, argnums=nnx.DiffState(0, HEAD))(model, x, y)
+    optimizer.update(model, grads)
+    return loss
