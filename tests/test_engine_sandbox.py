@@ -299,6 +299,9 @@ def test_the_child_sees_only_what_it_is_allowed(check, course):
                 problems.append("course/engine or the exercise file is writable")
             if sorted(os.listdir(os.path.dirname(engine))) != ["__init__.py", "engine"]:
                 problems.append(f"course/ holds {{os.listdir(os.path.dirname(engine))}}")
+            outside = [m for m in sys.modules if m.startswith("course.") and not m.startswith("course.engine")]
+            if outside:
+                problems.append(f"the child imported {{outside}}")
             if len([p for p in os.listdir("/proc") if p.isdigit()]) > 4:
                 problems.append("other processes are visible")
             if problems:
@@ -453,3 +456,15 @@ def test_course_files_inside_a_bound_python_folder_are_covered(tier, monkeypatch
         box.close()
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == repr([str(ROOT / "README.md")]), proc.stdout
+
+
+def test_doctor_names_the_tier_in_force_for_check_and_grade():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXLINGS_")}
+    proc = subprocess.run([sys.executable, "-m", "course", "doctor", "--grading", "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    report = json.loads(proc.stdout)["isolation"]
+    expected = isolation.for_checks().tier
+    assert report["check"][0].startswith(f"Isolation: {expected} ("), report
+    assert report["grade"][0].startswith("Isolation: "), report
+    if expected != "bubblewrap":
+        assert any("apt-get install bubblewrap" in line for line in report["check"]), report
