@@ -117,7 +117,8 @@ def test_reading_solutions_through_proc_fails(check, course):
             tried = []
             for pid in ("self", "1", str(os.getppid())):
                 for via in ("root", "cwd"):
-                    path = f"/proc/{{pid}}/{{via}}" + ({target!r} if via == "root" else "/../solutions/01_basics/scale.py")
+                    tail = {target!r} if via == "root" else "/../solutions/01_basics/scale.py"
+                    path = f"/proc/{{pid}}/{{via}}" + tail
                     tried.append(path)
                     if os.path.isfile(path):
                         return _cheat(path, x, alpha)

@@ -51,7 +51,8 @@ INSIDE_ROOT = "/jaxlings"  # where course/__init__.py and course/engine/ appear 
 INSIDE_HOME = "/home/learner"
 INSIDE_INBOX = "/learner"
 HOME_MB, TMP_MB, SHM_MB = 256, 256, 64
-INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap)"
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; "
+                "Fedora: sudo dnf install bubblewrap)")
 
 # What reaches the child of the parent's environment: locale, time zone and the
 # settings that choose devices and quiet XLA. Anything naming the workspace or

@@ -416,7 +416,8 @@ class CheckSession:
         sandbox_slot: int = 0,
         sandbox_copy: Path | None = None,
     ) -> None:
-        self.isolation: Isolation | None = for_checks() if isolation == "auto" else isolation  # type: ignore[assignment]
+        # One probe per process ("auto"), shared by every session in it.
+        self.isolation: Isolation | None = for_checks() if isolation == "auto" else isolation  # type: ignore
         self.sandbox_slot = sandbox_slot
         self.sandbox_copy = sandbox_copy
         self.child_argv_prefix = tuple(child_argv_prefix)
