@@ -24,7 +24,8 @@ CASES = {
     ),
     "isolation_cost.py": (["--runs", "1", "--cold-runs", "1"], ["process: start", "warm check"]),
     "grade_class.py": (["--submissions", "2", "--exercises", "functional_ops"],
-                       ["grader's own cost per submission", "speed-up with 2 jobs"]),
+                       ["grader's own cost per submission", "speed-up with 2 jobs", "peak memory: worker",
+                        "shard+merge overhead"]),
 }
 
 

@@ -69,7 +69,7 @@ def test_reset_confirmation(workspace, snap_compare):
         pilot.app.open_exercise("scale")
         await settle(pilot)
         no_blink(pilot.app)
-        await pilot.press("escape", "r")
+        await pilot.press("r")
         await settle(pilot)
 
     assert snap_compare(app(), terminal_size=(80, 24), run_before=ready)
@@ -97,3 +97,27 @@ def test_help(workspace, snap_compare):
         await settle(pilot)
 
     assert snap_compare(app(), terminal_size=(80, 24), run_before=ready)
+
+
+PASSED = FakeResult("scale", True, None, "", [FakeOutcome("test_scale_matches_reference", "passed")])
+
+
+def test_solution_as_a_diff_after_a_pass(workspace, snap_compare):
+    (workspace / "exercises/01_arrays/scale.py").write_text(
+        '"""Scale an array."""\nimport jax.numpy as jnp\n\n\ndef scale(x, alpha):\n    y = x * alpha\n    return y + 1\n'
+    )
+
+    async def ready(pilot):
+        pilot.app.services.check_result = PASSED
+        await settle(pilot)
+        pilot.app.open_exercise("scale")
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+        no_blink(pilot.app)
+
+    assert snap_compare(app(), terminal_size=(110, 30), run_before=ready)
