@@ -139,19 +139,26 @@ def test_monkeypatching_test_machinery_in_the_child_changes_nothing(check):
     _fails(result, "wrong_result")
 
 
-def test_writing_into_the_checks_folder_does_not_change_the_verdict(check, course):
+def test_writing_into_the_checks_folder_does_not_change_the_verdict(check, course, session):
+    """Without a sandbox the write happens and the verdict must still hold; in one, it cannot."""
     target = course / "checks" / "test_fx_scale.py"
     original = target.read_text()
     try:
-        result = check("""
+        result = check(f"""
             from pathlib import Path
-            checks = Path(__file__).resolve().parents[2] / "checks"
-            (checks / "test_fx_scale.py").write_text("def test_nothing():\\n    pass\\n")
-            (checks / "conftest.py").write_text("import pytest\\n@pytest.fixture\\ndef learner():\\n    return None\\n")
+            checks = Path({str(course / "checks")!r})
+            try:
+                (checks / "test_fx_scale.py").write_text("def test_nothing():\\n    pass\\n")
+                (checks / "conftest.py").write_text("import pytest\\n@pytest.fixture\\ndef learner():\\n    return None\\n")
+            except OSError:
+                pass
             def scale(x, alpha):
                 return x
         """)
-        assert target.read_text().startswith("def test_nothing"), "the write itself should have happened"
+        if session.isolation is not None and session.isolation.sandboxed:
+            assert target.read_text() == original
+        else:
+            assert target.read_text().startswith("def test_nothing"), "the write itself should have happened"
         _fails(result, "wrong_result")
         assert {c.name for c in result.checks} == {"test_scale_matches", "test_scale_under_jit"}
     finally:
@@ -238,7 +245,10 @@ def test_crash_by_signal(check):
 def test_deleting_its_own_file_mid_run(check):
     result = check("""
         import os
-        os.remove(__file__)
+        try:
+            os.remove(__file__)
+        except OSError:
+            pass  # a sandbox's copy is read-only
 
         def scale(x, alpha):
             raise ValueError("gone")

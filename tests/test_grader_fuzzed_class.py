@@ -156,7 +156,7 @@ def test_gradescope_results_json_survives_a_hostile_submission(tmp_path):
         f.write(b"data")
     results = tmp_path / "autograder" / "results" / "results.json"
     proc = grade("--gradescope", "--submission", str(submission), "--results", str(results),
-                 "--isolation", "process", "--quiet")
+                 "--isolation", "process", "--i-understand", "--quiet")
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(strict_text(results))
     assert doc["score"] == 0 and {t["status"] for t in doc["tests"]} == {"failed"}

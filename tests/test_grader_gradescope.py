@@ -19,7 +19,8 @@ def test_gradescope_mode_writes_results_json_under_the_weakest_isolation(tmp_pat
     (submission / "scale.py").write_text(WRONG_SCALE)
     results = tmp_path / "autograder" / "results" / "results.json"
     proc = grade("--gradescope", "--submission", str(submission), "--results", str(results),
-                 "--isolation", "process", "--partial", "--visibility", "after_due_date", "--quiet")
+                 "--isolation", "process", "--i-understand", "--partial", "--visibility", "after_due_date",
+                 "--quiet")
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(results.read_text())
     assert doc["score"] == 2.0 and doc["max_score"] == 3.0

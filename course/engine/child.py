@@ -93,7 +93,7 @@ class Child:
         # Strict, like the editor and `course.workspace.read_source`: a file that is not
         # UTF-8 fails here, before any of its code runs, even where compile() would let
         # a stray byte in a comment through.
-        from course.workspace import first_non_utf8, utf8_problem
+        from course.engine.source_text import first_non_utf8, utf8_problem
 
         bad = first_non_utf8(source)
         if bad is not None:

@@ -32,6 +32,7 @@ from course.engine import checking
 from course.catalog import Exercise, checks_dir
 from course.engine.checking import CheckFailure, LearnerFailure
 from course.engine.wire import from_wire, to_plain, to_wire
+from course.engine.isolation import Isolation, for_checks
 from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess, WarmPool, child_environment, encode_args
 
 CAUSES = (
@@ -282,7 +283,7 @@ class LearnerProxy:
             self._proc = run.session._take_child(run.child_env)
             t0 = time.monotonic()
             self._proc.wait_ready(t0 + READY_TIMEOUT)
-            self._loaded_path = str(run.learner_file)
+            self._loaded_path = self._proc.stage(run.learner_file)
             try:
                 self._request({"op": "load", "path": self._loaded_path, "display": run.display,
                                "module": run.learner_file.stem}, "while importing your file")
@@ -683,9 +684,13 @@ def _longrepr(report) -> str:  # noqa: ANN001
 class CheckSession:
     """Runs checks; owns the warm child. Long-lived in `watch`, the app and the grader.
 
-    `child_argv_prefix` wraps the child's command (e.g. a bubblewrap sandbox),
-    `child_env` replaces the environment it inherits, `cwd` is its working
-    directory (default: a fresh temporary folder per child). `compile_cache`
+    `isolation` is the sandbox learner children run in (`course.engine.isolation`):
+    "auto" (the default) takes the strongest that works here, once per process;
+    None starts a plain child shaped only by `child_argv_prefix` (wraps the
+    command), `child_env` (replaces the inherited environment) and `cwd` (its
+    working directory; default a fresh temporary folder per child).
+    `sandbox_slot` and `sandbox_copy` serve the grader's `uid` tier.
+    `compile_cache`
     keeps compiled programs between processes (`workspace_compile_cache()`;
     default none). `warm` keeps a child ready for every run, one per child
     environment a check asks for (CHILD_ENV; the latest such one only), and
@@ -706,7 +711,14 @@ class CheckSession:
         compile_cache: CompileCache | None = None,
         prestart: Exercise | None = None,
         prestart_file: str | os.PathLike | None = None,
+        isolation: Isolation | str | None = "auto",
+        sandbox_slot: int = 0,
+        sandbox_copy: Path | None = None,
     ) -> None:
+        # One probe per process ("auto"), shared by every session in it.
+        self.isolation: Isolation | None = for_checks() if isolation == "auto" else isolation  # type: ignore
+        self.sandbox_slot = sandbox_slot
+        self.sandbox_copy = sandbox_copy
         self.child_argv_prefix = tuple(child_argv_prefix)
         self.child_env = child_env
         self.cwd = cwd
@@ -740,6 +752,14 @@ class CheckSession:
         return bool(getattr(getattr(self, "isolation", None), "sandboxed", False))
 
     def _new_child(self, extra_env: dict[str, str], trusted: bool = False) -> LearnerProcess:
+        if not trusted and self.isolation is not None:
+            box = self.isolation.sandbox(slot=self.sandbox_slot, copy=self.sandbox_copy)
+            try:
+                return LearnerProcess(env=box.env(extra_env, base=self.child_env), sandbox=box,
+                                      argv_prefix=self.child_argv_prefix, memory_mb=self.memory_mb)
+            except BaseException:
+                box.close()
+                raise
         cache = self.compile_cache
         cache_env = {} if cache is None else cache.trusted_env() if trusted else cache.learner_env()
         return LearnerProcess(

@@ -29,6 +29,7 @@ from typing import Any
 import psutil
 
 from course.engine.checking import LearnerFailure
+from course.engine.isolation import Sandbox
 from course.engine.child import HEADER
 from course.engine.wire import DecodeError, from_wire, to_wire
 
@@ -67,17 +68,23 @@ class LearnerProcess:
         memory_mb: int = DEFAULT_MEMORY_MB,
         preload: bool = True,
         python: str = sys.executable,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.memory_mb = memory_mb
+        self.sandbox = sandbox
         self._own_cwd = None
-        if cwd is None:
+        script = str(CHILD_SCRIPT) if sandbox is None else sandbox.child_script
+        argv = [python, "-I", script, "--memory-mb", str(memory_mb)]
+        if preload:
+            argv.append("--preload")
+        if sandbox is not None:
+            argv, cwd = sandbox.command(argv), sandbox.cwd
+        elif cwd is None:
             # A throw-away working directory: files the learner's code writes with
             # relative paths land here, not in the course.
             self._own_cwd = tempfile.TemporaryDirectory(prefix="jaxlings-child-")
             cwd = self._own_cwd.name
-        argv = [*argv_prefix, python, "-I", str(CHILD_SCRIPT), "--memory-mb", str(memory_mb)]
-        if preload:
-            argv.append("--preload")
+        argv = [*argv_prefix, *argv]
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             argv,
@@ -103,6 +110,10 @@ class LearnerProcess:
         self.dead: LearnerFailure | None = None
         self.killed_by_us = False
         self._ps: psutil.Process | None = None
+
+    def stage(self, learner_file: Path) -> str:
+        """The path this child should load `learner_file` from (a sandbox sees only a copy)."""
+        return str(learner_file) if self.sandbox is None else self.sandbox.stage(learner_file)
 
     # -- output --------------------------------------------------------------
     def _drain_stderr(self) -> None:
@@ -301,15 +312,24 @@ class LearnerProcess:
 
     # -- lifetime ------------------------------------------------------------
     def kill(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc.returncode is not None:
+            return  # reaped: its group id may belong to another process by now
+        try:
+            exited = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return
+        if not exited:
             self.killed_by_us = True
+        # The whole group, even when its leader has ended (unreaped, so the id is
+        # still ours): what the learner's code started there ends too. In a
+        # sandbox, the end of its pid namespace takes everything else.
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                try:
-                    self.proc.kill()
-                except ProcessLookupError:
-                    pass
+                self.proc.kill()
+            except ProcessLookupError:
+                pass
 
     def close(self) -> None:
         self.kill()
@@ -325,6 +345,8 @@ class LearnerProcess:
         if self._own_cwd is not None:
             self._own_cwd.cleanup()
             self._own_cwd = None
+        if self.sandbox is not None:
+            self.sandbox.close()
 
     def alive(self) -> bool:
         return self.dead is None and self.proc.poll() is None

@@ -15,9 +15,7 @@ import json
 import os
 import random
 import re
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import metadata
@@ -28,7 +26,7 @@ from course import paths
 from course.grader import reports, safe
 from course.grader.console import Live, summary_table
 from course.grader.discovery import Submission, discover, source_fingerprint
-from course.grader.isolation import choose
+from course.engine.isolation import HostFolder, choose
 from course.grader.pool import Pool
 from course.grader.scoring import exact, load_scheme
 from course.grader.stopping import Stopping
@@ -63,6 +61,7 @@ class Options:
     on_start: Callable[[dict], None] | None = None  # called with the run (run.json) before grading starts
     recycle: dict | None = None  # when workers are replaced: {"submissions": n, "rss_mb": m}
     prestart: bool = True  # start each next learner child while the current one is checked
+    i_understand: bool = False  # consent to a tier that is not a sandbox (uid, process)
 
 
 @dataclass
@@ -193,7 +192,9 @@ def grade(opts: Options) -> Outcome:
 
     with Stopping() as stopping:
         run, interrupted = None, False
-        work_root = Path(tempfile.mkdtemp(prefix="jaxlings-grade-"))
+        # Locked while this run lives; a run killed with SIGKILL leaves it to the next run's sweep.
+        work_folder = HostFolder("grade")
+        work_root = work_folder.path
         try:
             os.chmod(work_root, 0o711)  # each child's uid must reach its own copy, and list nothing
             run, config, todo, jobs, submission_timeout = _set_up(
@@ -230,7 +231,7 @@ def grade(opts: Options) -> Outcome:
             stopping.stop()
         finally:
             stopping.stop()
-            shutil.rmtree(work_root, ignore_errors=True)
+            work_folder.remove()
         if run is None:
             raise KeyboardInterrupt
         run["finished"] = None if interrupted else _now()
@@ -247,10 +248,11 @@ def _set_up(opts, catalog, exercises, ex_config, checks_dirs, scheme, submission
     if opts.class_dir is not None:
         hidden.append(opts.class_dir.resolve())
     hidden += opts.hide
-    from course.grader.isolation import IsolationError
+    from course.engine.isolation import IsolationError
 
     try:
-        isolation = choose(opts.isolation, [p for p in hidden if p.exists()], work_root)
+        isolation = choose(opts.isolation, [p for p in hidden if p.exists()], work_root,
+                           allow_weak=opts.i_understand, grading=True)
     except IsolationError as exc:
         raise GradeError(str(exc)) from None
 

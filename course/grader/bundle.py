@@ -96,7 +96,10 @@ def kit_files(*, exercises: list[str] | None, checks_dirs: list[Path], points_fi
         if (root / part).is_dir():
             files += _tree(root / part, part)
     files += [(project / name, name) for name in _TOP_FILES if (project / name).is_file()]
-    options: list[str] = []
+    # Gradescope's containers and CI runners often forbid user namespaces, so no sandbox
+    # may start there: the grader then runs learner code as another uid (or, unprivileged,
+    # as a plain process), and its report says which.
+    options: list[str] = ["--i-understand"]
     if exercises:
         options += ["--exercises", ",".join(exercises)]
     if partial:

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from course.grader.gradescope import VISIBILITIES
-from course.grader.isolation import TIERS
+from course.engine.isolation import TIERS
 
 GRADESCOPE_SUBMISSION = Path("/autograder/submission")
 GRADESCOPE_RESULTS = Path("/autograder/results/results.json")
@@ -54,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="continue an interrupted run in --out, skipping finished submissions")
     parser.add_argument("--isolation", choices=("auto", *TIERS), default="auto",
                         help="sandbox for graded code (default: the strongest that works here)")
+    parser.add_argument("--i-understand", action="store_true", dest="i_understand",
+                        help="allow isolation that is not a sandbox (uid, process): graded code can then read "
+                             "the course and the class folder, use the network and outlive its checks")
     parser.add_argument("--memory-mb", type=int, help="memory limit per learner child, in MiB")
     parser.add_argument("--submission-timeout", type=float, metavar="SECONDS",
                         help="total time limit per submission (default: 60 + 2 x the exercises' limits)")
@@ -122,7 +125,8 @@ def _options(args, **overrides):
     fields = dict(recycle=recycle or None, shard=_shard(args.shard), class_dir=args.class_dir, out_dir=args.out, exercises=_exercises(args), checks_dirs=args.checks,
                   points_file=args.points, partial=args.partial, jobs=args.jobs, seed=args.seed,
                   resume=args.resume, isolation=args.isolation, memory_mb=args.memory_mb,
-                  submission_timeout=args.submission_timeout, quiet=args.quiet or args.json)
+                  submission_timeout=args.submission_timeout, quiet=args.quiet or args.json,
+                  i_understand=args.i_understand)
     fields.update(overrides)
     return Options(**fields)
 

@@ -68,9 +68,17 @@ class Pool:
     def _spawn(self, index: int) -> _Slot:
         env = dict(os.environ)
         env.pop("JAXLINGS_SEED", None)  # seeds come from the run, never the grader's shell
+        env.pop("PYTHONSTARTUP", None)
+        # The same `course` package as this process's, named explicitly rather than found via the cwd.
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+        # -P and a private cwd: no folder graded code can write (the caller's cwd, a copy
+        # under /tmp) is ever on the trusted worker's sys.path, so a planted `orbax.py`
+        # is never imported by it.
         proc = subprocess.Popen(
-            [sys.executable, "-m", "course.grader.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=None, text=True, bufsize=1, env=env, start_new_session=True,
+            [sys.executable, "-P", "-s", "-m", "course.grader.worker"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=None, text=True, bufsize=1, env=env, start_new_session=True,
+            cwd=self.config["isolation"]["work_root"],
         )
         slot = _Slot(index, proc)
         self.workers_started += 1

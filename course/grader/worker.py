@@ -25,7 +25,7 @@ from pathlib import Path
 from course.grader.archives import ArchiveError, extract_archive
 from course.grader.discovery import Scan, Submission, locate, scan_files
 from course.grader.engine import Engine, merge
-from course.grader.isolation import Isolation
+from course.engine.isolation import Isolation
 from course.grader.results import exercise_entry, finish, not_run
 from course.grader.scoring import Scheme, derive_seed
 
@@ -40,6 +40,7 @@ class Worker:
         iso = config["isolation"]
         self.isolation = Isolation(iso["tier"], tuple(Path(p) for p in iso["hidden"]),
                                    Path(iso["work_root"]), bwrap=iso.get("bwrap"))
+        os.chdir(self.isolation.work_root)  # nothing of the caller's folder; -P keeps it off sys.path anyway
         self.scheme = Scheme(config["scheme"]["exercise_points"], config["scheme"]["check_weights"],
                              config["scheme"]["partial"])
         self.exercises = config["exercises"]  # [{"name", "file", "max_points"}]
@@ -137,9 +138,7 @@ class Worker:
         copy = Path(tempfile.mkdtemp(dir=self.scratch, prefix="copy-"))
         try:
             _copy_files(root, files, copy)
-            self.isolation.prepare_copy(copy, self.slot)
-            prepared = self.engine.prepare(unit, argv_prefix=self.isolation.prefix(copy, self.slot),
-                                           env=self.isolation.child_env(copy), cwd=copy)
+            prepared = self.engine.prepare(unit, isolation=self.isolation, slot=self.slot, copy=copy)
         except Exception:
             _remove(copy)
             return traceback.format_exc(limit=8)

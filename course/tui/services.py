@@ -203,6 +203,14 @@ class Services:
         with self._session_lock:
             self._open_session()
 
+    def isolation_notice(self) -> str | None:
+        """One line when checks run without a sandbox here (None when sandboxed, or no session yet)."""
+        session = self._session
+        iso = getattr(session, "isolation", None)
+        if session is None or (iso is not None and iso.sandboxed):
+            return None
+        return iso.notice() if iso is not None else "Isolation: none (checks run as a plain process)."
+
     def check_budget(self, exercise) -> float:
         """Seconds a check of this exercise may take, as the runner will allow."""
         from course.engine.runner import DEFAULT_TIMEOUT, check_settings

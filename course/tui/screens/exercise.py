@@ -334,6 +334,10 @@ class ExerciseScreen(CourseScreen):
     def _warm_up(self) -> None:
         self.budget = self.app.services.check_budget(self.exercise)
         self.app.services.warm_up_checks()
+        notice = self.app.services.isolation_notice()
+        if notice and not getattr(self.app, "_isolation_noticed", False):
+            self.app._isolation_noticed = True  # once per app, not per exercise
+            self.app.call_from_thread(self.notify, notice, title="No sandbox", severity="warning", timeout=15)
 
     # -- saving -----------------------------------------------------------------
     def action_save_check(self) -> None:
