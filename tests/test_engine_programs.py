@@ -70,7 +70,17 @@ def test_shardings_of_arguments_and_results():
 def test_gspmd_sharding_strings_are_read_without_axis_names():
     text = SHARDED.replace('{sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}',
                            '{mhlo.sharding = "{devices=[4,1]<=[4]}"}', 1)
-    assert parse(text).args[0].sharding == (("*4",), ())
+    assert parse(text, verify=False).args[0].sharding == (("*4",), ())
+
+
+def test_a_signature_edited_to_claim_other_shapes_does_not_verify():
+    text = _lower(_unrolled, (2, 3, 4), (4, 2))
+    assert parse(text).takes((2, 3, 4))
+    forged = text.replace("%arg0: tensor<2x3x4xf32>", "%arg0: tensor<8x3x4xf32>", 1)
+    assert forged != text
+    assert parse(forged, verify=False).takes((8, 3, 4))  # the scan alone would believe it
+    with pytest.raises(ProgramError, match="does not verify"):
+        parse(forged)
 
 
 @pytest.mark.parametrize("bad", [
@@ -85,8 +95,10 @@ def test_text_that_is_not_a_program_is_a_clear_error(bad):
 
 def test_hostile_text_inside_a_valid_module_parses_without_crashing():
     text = SHARDED.replace('"result"', '"\udcff\x1b[2J\\"}), -> ((("')
-    program = parse(text)
+    program = parse(text, verify=False)
     assert program.args[0].sharding == (("data",), ())
+    with pytest.raises(ProgramError):
+        parse(text)
 
 
 def test_oversized_text_is_refused():

@@ -24,9 +24,12 @@ program does is the same either way. For a sharded input, pass arrays placed
 with `jax.device_put(x, sharding)` instead of `ShapeDtypeStruct`s (or give the
 struct a `sharding=`), and the lowered module carries the shardings.
 
-Everything here treats the text as hostile: it is only scanned with regular
-expressions, never evaluated; sizes are bounded; a malformed module is a
-`ProgramError` whose message a check can show.
+Everything here treats the text as hostile: it is scanned with regular
+expressions and handed to MLIR's parser and verifier (the same ones XLA runs
+before compiling), never executed; sizes are bounded; a malformed module is a
+`ProgramError` whose message a check can show. The verifier is what makes
+edited text useless: a module whose signature was rewritten to claim other
+shapes than its body computes does not verify.
 """
 
 from __future__ import annotations
@@ -85,6 +88,10 @@ class Program:
     meshes: dict[str, dict[str, int]] = field(default_factory=dict)
     num_partitions: int = 1
 
+    def takes(self, shape: tuple[int, ...], dtype: str = "float32") -> bool:
+        """Whether one of the entry point's arguments has this shape and dtype."""
+        return any(a.shape == tuple(shape) and a.dtype == dtype for a in self.args)
+
     def count(self, op: str) -> int:
         """How many times `op` ("stablehlo.while", "dot_general") appears in the module."""
         if "." not in op:
@@ -102,8 +109,12 @@ class Program:
         return sum(n for op, n in self.ops.items() if op.startswith("stablehlo.") and op not in skip)
 
 
-def parse(text: object) -> Program:
-    """Read a lowered module (`Lowered.as_text()`): its ops, entry signature and shardings."""
+def parse(text: object, *, verify: bool = True) -> Program:
+    """Read a lowered module (`Lowered.as_text()`): its ops, entry signature and shardings.
+
+    With `verify`, MLIR parses and verifies the module first: types must agree
+    between every definition and use, so a signature edited by hand is refused.
+    """
     if not isinstance(text, str):
         raise ProgramError(f"expected the lowered program as text, got {type(text).__name__}")
     if len(text) > MAX_PROGRAM_CHARS:
@@ -111,6 +122,8 @@ def parse(text: object) -> Program:
     main = _MAIN.search(text)
     if main is None or not text.lstrip().startswith("module"):
         raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
+    if verify:
+        _verify(text)
     program = Program(text=text)
     for line in text.splitlines():
         m = _OP.match(line)
@@ -124,6 +137,26 @@ def parse(text: object) -> Program:
     program.args = [_value(a) for a in _split_top(args_text)]
     program.results = [_value(r) for r in _split_top(results_text)]
     return program
+
+
+def _verify(text: str) -> None:
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProgramError("the lowered program is not valid text (it holds lone surrogates)") from None
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    try:
+        with mlir.make_ir_context():
+            module = ir.Module.parse(data.decode("utf-8"))
+            ok = module.operation.verify()
+    except Exception as e:  # noqa: BLE001 - MLIR reports every malformation as its own error type
+        first = str(e).strip().splitlines()
+        detail = next((line.strip() for line in first if "error" in line), first[0] if first else type(e).__name__)
+        raise ProgramError(f"the lowered program does not verify: {detail[:300]}") from None
+    if not ok:
+        raise ProgramError("the lowered program does not verify")
 
 
 def _signature(text: str, start: int) -> tuple[str, str]:
