@@ -6,7 +6,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from course.engine.programs import ProgramError, parse, sharding_of
+import numpy as np
+
+from course.engine.programs import ProgramError, parse, run, sharding_of
 
 # Lowered on a 4-device CPU mesh (XLA_FLAGS=--xla_force_host_platform_device_count=4):
 # jax.jit(lambda x, w: (x * 2) @ w, in_shardings=(P("data"), P()), out_shardings=P("data")).
@@ -110,3 +112,32 @@ def test_sharding_evidence_is_validated():
     assert sharding_of({"spec": [["data"], []]}) == (("data",), ())
     for bad in (None, {"spec": "data"}, {"spec": [[1]]}, {"spec": ["data"]}, {}):
         assert sharding_of(bad) is None
+
+
+def test_a_program_runs_on_the_trusted_side_on_inputs_chosen_afterwards():
+    text = _lower(_scanned, (6, 3, 4), (4, 2))
+    rng = np.random.default_rng(0)
+    xs, w = rng.standard_normal((6, 3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    (out,) = run(text, xs, w)
+    np.testing.assert_allclose(out, np.tanh(xs @ w).sum(), rtol=1e-5)
+
+
+def test_run_refuses_wrong_inputs_custom_calls_and_sharded_programs():
+    text = _lower(_scanned, (6, 3, 4), (4, 2))
+    with pytest.raises(ProgramError, match="takes"):
+        run(text, np.zeros((6, 3, 4), np.float32), np.zeros((4, 2), np.float64))
+    with pytest.raises(ProgramError, match="takes"):
+        run(text, np.zeros((6, 3, 4), np.float32))
+    custom = jax.jit(lambda a: jax.lax.linalg.cholesky(a @ a.T + 4 * jnp.eye(3))).lower(
+        jax.ShapeDtypeStruct((3, 3), jnp.float32)).as_text()
+    assert "custom_call" in custom  # the CPU Cholesky calls into LAPACK
+    with pytest.raises(ProgramError, match="not run here"):
+        run(custom, np.eye(3, dtype=np.float32))
+    with pytest.raises(ProgramError, match="single-device"):
+        run(SHARDED, np.zeros((8, 3), np.float32), np.zeros((3, 2), np.float32))
+
+
+def test_ops_counted_by_mlir_cannot_hide_on_one_line():
+    text = _lower(_unrolled, (3, 3, 4), (4, 2))
+    squeezed = text.replace("\n    %", " %")  # several ops on one line: still one module to MLIR
+    assert parse(squeezed).count("dot_general") == 3

@@ -122,13 +122,15 @@ def parse(text: object, *, verify: bool = True) -> Program:
     main = _MAIN.search(text)
     if main is None or not text.lstrip().startswith("module"):
         raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
-    if verify:
-        _verify(text)
+    verified_ops = _verify(text) if verify else None
     program = Program(text=text)
-    for line in text.splitlines():
-        m = _OP.match(line)
-        if m:
-            program.ops[m.group(1)] += 1
+    if verified_ops is not None:
+        program.ops = verified_ops  # from MLIR's own walk: nothing hides on a shared line
+    else:
+        for line in text.splitlines():
+            m = _OP.match(line)
+            if m:
+                program.ops[m.group(1)] += 1
     for m in _MESH.finditer(text):
         program.meshes[m.group(1)] = {a: int(n) for a, n in _MESH_AXIS.findall(m.group(2))}
     parts = re.search(r"mhlo\.num_partitions\s*=\s*(\d+)", text[: main.start()])
@@ -139,17 +141,19 @@ def parse(text: object, *, verify: bool = True) -> Program:
     return program
 
 
-def _verify(text: str) -> None:
+def _verified_module(text: str):
+    """(context, module) from MLIR's parser and verifier, or a ProgramError."""
     try:
-        data = text.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
         raise ProgramError("the lowered program is not valid text (it holds lone surrogates)") from None
     from jax._src.interpreters import mlir
     from jax._src.lib.mlir import ir
 
+    context = mlir.make_ir_context()
     try:
-        with mlir.make_ir_context():
-            module = ir.Module.parse(data.decode("utf-8"))
+        with context:
+            module = ir.Module.parse(text)
             ok = module.operation.verify()
     except Exception as e:  # noqa: BLE001 - MLIR reports every malformation as its own error type
         first = str(e).strip().splitlines()
@@ -157,6 +161,73 @@ def _verify(text: str) -> None:
         raise ProgramError(f"the lowered program does not verify: {detail[:300]}") from None
     if not ok:
         raise ProgramError("the lowered program does not verify")
+    return context, module
+
+
+def _walk(operation, counts: Counter) -> Counter:
+    for region in operation.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                counts[op.operation.name] += 1
+                _walk(op.operation, counts)
+    return counts
+
+
+def _verify(text: str) -> Counter:
+    context, module = _verified_module(text)
+    with context:
+        return _walk(module.operation, Counter())
+
+
+# -- running a program on the trusted side -----------------------------------------
+
+# Ops a single-device program may hold to be run here. Everything else (custom
+# calls into native code, host transfers, collectives, other dialects) is refused.
+_RUNNABLE_PREFIXES = ("stablehlo.", "func.", "chlo.")
+_NOT_RUNNABLE = frozenset({
+    "stablehlo.custom_call", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.send", "stablehlo.recv",
+    "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast", "stablehlo.reduce_scatter", "stablehlo.partition_id", "stablehlo.replica_id",
+})
+
+
+def run(text: object, *args) -> list:
+    """Compile a lowered single-device program here and run it on `args` (NumPy arrays).
+
+    For evidence that must not be computed in the learner's process: the
+    program is fixed (lowered on shapes only) before the inputs are chosen,
+    so its outputs on them were never seen there. Only pure computation
+    runs: a program with custom calls, host transfers or collectives, or
+    whose arguments do not match `args` exactly, is a ProgramError.
+    """
+    import numpy as np
+
+    program = parse(text)
+    if program.num_partitions != 1 or program.meshes:
+        raise ProgramError("only single-device programs are run on the trusted side")
+    refused = sorted(op for op in program.ops
+                     if op != "builtin.module" and (op in _NOT_RUNNABLE or not op.startswith(_RUNNABLE_PREFIXES)))
+    if refused:
+        raise ProgramError(f"the lowered program uses operations that are not run here: {refused[:5]}")
+    arrays = [np.asarray(a) for a in args]
+    want = [(a.shape, a.dtype) for a in program.args]
+    got = [(tuple(a.shape), str(a.dtype)) for a in arrays]
+    if want != got:
+        raise ProgramError(f"the lowered program takes {want}, not {got}")
+    import jax
+    from jax._src import compiler, xla_bridge
+    from jax._src.interpreters import mlir
+    from jax._src.lib import xla_client as xc
+
+    context, module = _verified_module(program.text)
+    backend = xla_bridge.get_backend("cpu")
+    with context:
+        bytecode = mlir.module_to_bytecode(module)
+    options = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+    device = backend.devices()[0]
+    executable = backend.compile_and_load(bytecode, xc.DeviceList((device,)), options)
+    outs = executable.execute_sharded([jax.device_put(a, device) for a in arrays])
+    return [np.asarray(r[0]) for r in outs.disassemble_into_single_device_arrays()]
 
 
 def _signature(text: str, start: int) -> tuple[str, str]:
