@@ -1,6 +1,6 @@
-"""Near miss: the stop_gradient trick written the wrong way round (x - stop_gradient(x - round(x)) is fine; this uses round(x) + stop_gradient(x - round(x)), whose gradient is zero)."""
+"""Near miss: the stop_gradient trick turned inside out, round(x) + stop_gradient(x - round(x)), which returns x itself in the forward pass instead of the rounded value."""
 
-MESSAGE = r"grad"
+MESSAGE = r"round_ste\(x\) for x"
 
 import jax
 import jax.numpy as jnp
