@@ -133,6 +133,8 @@ def test_run_refuses_wrong_inputs_custom_calls_and_sharded_programs():
     assert "custom_call" in custom  # the CPU Cholesky calls into LAPACK
     with pytest.raises(ProgramError, match="not run here"):
         run(custom, np.eye(3, dtype=np.float32))
+    with pytest.raises(ProgramError, match="only programs under"):
+        run(text + " " * 1_000_001, np.zeros((6, 3, 4), np.float32), np.zeros((4, 2), np.float32))
     with pytest.raises(ProgramError, match="single-device"):
         run(SHARDED, np.zeros((8, 3), np.float32), np.zeros((3, 2), np.float32))
 

@@ -39,6 +39,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 MAX_PROGRAM_CHARS = 20_000_000
+# Compiling runs in the trusted process without a time limit: only small programs are run.
+MAX_RUN_CHARS = 1_000_000
 
 # `%0:4 = stablehlo.while(...)`, `stablehlo.return ...`, `"stablehlo.foo"(...)`, `func.call @f(...)`.
 _OP = re.compile(r'^\s*(?:%[\w#:.,% ]+=\s*)?"?([a-z][a-z0-9_]*\.[a-z][a-z0-9_.]*)"?[\s(<{]')
@@ -202,6 +204,9 @@ def run(text: object, *args) -> list:
     """
     import numpy as np
 
+    if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
+        raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
+                           f"{MAX_RUN_CHARS} are run on the trusted side")
     program = parse(text)
     if program.num_partitions != 1 or program.meshes:
         raise ProgramError("only single-device programs are run on the trusted side")
