@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close
+from course.engine.checking import assert_close, fail
+from course.engine.programs import ProgramError, run
 
 TIMEOUT = 60
 
@@ -65,3 +66,33 @@ def test_works_under_jit_and_vmap(learner, reference, rng):
     x, limit, got, want = _both(learner, reference, rng)
     assert_close(got["jit_grad"], want["jit_grad"], what=f"jax.jit(jax.grad(...)) of clip_gradient, x {x.shape}")
     assert_close(got["vmap_grad"], want["vmap_grad"], what=f"jax.vmap(jax.grad(...)) of clip_gradient over the rows of x {x.shape}")
+
+
+def probe_gradient_program(module, shape, limit):
+    import jax
+    import jax.numpy as jnp
+
+    def weighted(v, w):
+        return jnp.sum(w * module.clip_gradient(v, limit))
+
+    spec = jax.ShapeDtypeStruct(tuple(shape), jnp.float32)
+    return jax.jit(jax.grad(weighted), keep_unused=True).lower(spec, spec).as_text()
+
+
+def test_gradient_program_run_here_on_fresh_inputs(learner, rng):
+    # The program is lowered on shapes alone; the inputs are drawn after it came back and it runs
+    # here, so the learner's process never sees them and cannot shape the answer.
+    shape = [int(rng.choice([3, 5])), int(rng.choice([2, 4]))]
+    limit = float(rng.uniform(0.3, 1.5))
+    text = learner.probe(probe_gradient_program, shape, limit)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal(shape) * 3).astype(np.float32)
+    call = f"jax.grad(lambda v, w: sum(w * clip_gradient(v, {limit:.3f})))"
+    try:
+        (grad,) = run(text, x, w)
+    except ProgramError as e:
+        fail(f"{call}, lowered for x {tuple(shape)}, could not be run by the check: {e}.")
+    except ValueError as e:
+        fail(f"{call}, lowered for x {tuple(shape)}, returned more than the gradient: {e}.")
+    assert_close(grad, np.clip(w, -limit, limit), what=f"{call} for x {tuple(shape)}, run by the check "
+                 "(should be clip(w, -limit, limit))", rtol=1e-6, atol=1e-7)

@@ -1,8 +1,15 @@
 """Checks for jit_train_step: one compilation per epoch, same result as the ragged loop.
 
-Compilations are counted by the model itself: the probe's MLP records the input
-shape every time it is called with a tracer (that is, every time a compiled
-function that calls it is traced). Eager calls are not recorded.
+What makes one compilation per epoch is judged here from evidence:
+- `make_batches` returns its batches; their shapes, rows, padding and masks
+  are checked here;
+- `train_step` is lowered in the learner's process for one batch shape and the
+  program text comes back; this side reads its inputs and outputs
+  (`course.engine.programs`). A function that is not compiled has no program.
+The probe's MLP also records the input shape every time it is traced: a
+teaching aid for the usual mistakes (a step rebuilt every epoch, a loop that
+skips the padding); it is the learner's process's own account, so nothing
+above relies on it.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_close, assert_tree_close, fail
+from course.engine.programs import ProgramError, parse
 
 TIMEOUT = 120
 
@@ -90,9 +98,34 @@ def probe_masked_loss(module, d_in, hidden, seed, x, y, mask):
     return module.masked_loss(MLP(d_in, hidden, rngs=nnx.Rngs(seed)), x, y, mask)
 
 
+def probe_lowered_step(module, d_in, hidden, seed, batch_size):
+    import jax
+    import numpy as np
+    import optax
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, d_in, hidden, *, rngs):
+            self.linear1 = nnx.Linear(d_in, hidden, rngs=rngs)
+            self.linear2 = nnx.Linear(hidden, 1, rngs=rngs)
+
+        def __call__(self, x):
+            return self.linear2(jax.nn.relu(self.linear1(x)))
+
+    model = MLP(d_in, hidden, rngs=nnx.Rngs(seed))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
+    lower = getattr(module.train_step, "lower", None)
+    if not callable(lower):
+        return {"error": f"train_step is a {type(module.train_step).__name__} without `.lower`: it is not compiled"}
+    x = np.zeros((batch_size, d_in), np.float32)
+    v = np.zeros(batch_size, np.float32)
+    return {"program": lower(model, optimizer, x, v, v).as_text()}
+
+
 def _setup(rng):
-    d_in, hidden = int(rng.integers(2, 10)), int(rng.integers(3, 16))
-    batch_size = int(rng.integers(4, 12))
+    # Shapes from a small set, so compiled steps are reused between runs; values are fresh.
+    d_in, hidden = int(rng.choice([3, 7])), int(rng.choice([8, 16]))
+    batch_size = int(rng.choice([8, 16]))
     n = batch_size * int(rng.integers(2, 5)) + int(rng.integers(1, batch_size))  # never a multiple
     epochs = []
     for _ in range(2):
@@ -102,21 +135,58 @@ def _setup(rng):
     return d_in, hidden, batch_size, n, epochs
 
 
-def test_one_compilation_per_epoch(learner, rng, seed):
+def test_batches_are_padded_to_one_shape(learner, rng):
     d_in, hidden, batch_size, n, epochs = _setup(rng)
-    got = learner.probe(probe_epochs, d_in, hidden, seed, batch_size, epochs)
-    call = f"train_epoch(model, optimizer, x, y, batch_size={batch_size}) with {n} rows"
-    first, second = got["traces"]
-    if not first:
-        fail(f"{call}: the model was never traced, so the step was not compiled. "
-             "Decorate train_step with @nnx.jit (or compile it another way).")
-    shapes = sorted({tuple(s) for s in first})
-    if len(shapes) > 1:
-        fail(f"{call}: the step was compiled for {len(shapes)} input shapes {shapes}; "
-             "the short last batch must be padded to the full batch size.")
-    if second:
-        fail(f"{call}: the second epoch traced the step again (for shapes {sorted({tuple(s) for s in second})}). "
-             "A compiled step must be reused across epochs: build it once, outside train_epoch's loop.")
+    x, y = epochs[0]
+    call = f"make_batches(x {x.shape}, y {y.shape}, batch_size={batch_size})"
+    got = learner.call("make_batches", x, y, batch_size)
+    n_batches = -(-n // batch_size)
+    if not isinstance(got, (list, tuple)) or len(got) != n_batches:
+        fail(f"{call} returned {type(got).__name__}{' of %d items' % len(got) if isinstance(got, (list, tuple)) else ''}; "
+             f"expected a list of {n_batches} (x, y, mask) batches.")
+    for b, batch in enumerate(got):
+        if not isinstance(batch, (list, tuple)) or len(batch) != 3:
+            fail(f"{call}[{b}] should be a tuple (x, y, mask), got {batch!r:.100}.")
+        xb, yb, mask = batch
+        shapes = [np.shape(xb), np.shape(yb), np.shape(mask)]
+        if shapes != [(batch_size, d_in), (batch_size,), (batch_size,)]:
+            fail(f"{call}[{b}] has shapes {shapes}; every batch must be ({batch_size}, {d_in}), ({batch_size},), "
+                 f"({batch_size},): pad a short last batch to the full batch size, so that one compiled "
+                 "program serves every batch.")
+        start = b * batch_size
+        real = min(batch_size, n - start)
+        want_x = np.zeros((batch_size, d_in), np.float32)
+        want_x[:real] = x[start:start + real]
+        want_y = np.zeros(batch_size, np.float32)
+        want_y[:real] = y[start:start + real]
+        want_mask = (np.arange(batch_size) < real).astype(np.float32)
+        assert_close(xb, want_x, what=f"{call}[{b}][0] (rows {start}..{start + real - 1} in order, then zero rows)",
+                     rtol=0, atol=0)
+        assert_close(yb, want_y, what=f"{call}[{b}][1] (labels in order, then zeros)", rtol=0, atol=0)
+        assert_close(mask, want_mask, what=f"{call}[{b}][2] (1.0 for the {real} real rows, 0.0 for padding)",
+                     rtol=0, atol=0)
+
+
+def test_train_step_is_compiled_for_the_batch_shape(learner, rng, seed):
+    d_in, hidden, batch_size, n, epochs = _setup(rng)
+    got = learner.probe(probe_lowered_step, d_in, hidden, seed, batch_size)
+    call = f"train_step.lower(model, optimizer, x ({batch_size}, {d_in}), y, mask)"
+    if "error" in got:
+        fail(f"{got['error']}. Decorate train_step with @nnx.jit.")
+    try:
+        program = parse(got.get("program"))
+    except ProgramError as e:
+        fail(f"{call} did not give a compiled program: {e}. Decorate train_step with @nnx.jit.")
+    inputs = [(a.shape, a.dtype) for a in program.args]
+    for want in (((batch_size, d_in), "float32"), ((batch_size,), "float32")):
+        if want not in inputs:
+            fail(f"{call}: the compiled program takes {sorted(set(inputs))}, without the batch input {want}. "
+                 "train_step must be the compiled step itself, taking the batch as its input.")
+    if not any(r.shape == () and r.dtype == "float32" for r in program.results):
+        fail(f"{call}: the compiled program returns no float32 scalar: return the loss.")
+    if program.count("dot_general") < 2:
+        fail(f"{call}: the compiled program has {program.count('dot_general')} matrix products; a step through "
+             "the two-layer model (forward and backward) has several. Compile the whole step.")
 
 
 def test_same_result_as_the_ragged_loop(learner, reference, rng, seed):
@@ -124,6 +194,16 @@ def test_same_result_as_the_ragged_loop(learner, reference, rng, seed):
     got = learner.probe(probe_epochs, d_in, hidden, seed, batch_size, epochs)
     want = reference.probe(probe_ragged_reference, d_in, hidden, seed, batch_size, epochs)
     call = f"two epochs of train_epoch(..., batch_size={batch_size}) on {n} rows"
+    traces = got.get("traces")
+    if isinstance(traces, list) and len(traces) == 2 and all(isinstance(t, list) for t in traces):
+        first, second = traces
+        shapes = sorted({tuple(s) for s in first if isinstance(s, list)})
+        if len(shapes) > 1:
+            fail(f"{call}: the step was traced for {len(shapes)} input shapes {shapes}; run train_step on the "
+                 "padded batches of make_batches, all of one shape.")
+        if second:
+            fail(f"{call}: the second epoch traced the step again. A compiled step must be reused across "
+                 "epochs: build it once, at module level, not inside train_epoch.")
     n_batches = -(-n // batch_size)
     for e, losses in enumerate(got["losses"]):
         if not isinstance(losses, list) or len(losses) != n_batches:

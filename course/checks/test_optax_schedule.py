@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_tree_close
+from course.engine.checking import assert_close, assert_tree_close, fail
 
 TIMEOUT = 60
 
@@ -58,15 +58,25 @@ def test_chain_updates(learner, reference, rng):
     max_norm = float(rng.uniform(0.5, 2.0))
     shapes = {"kernel": (int(rng.integers(2, 6)), int(rng.integers(2, 6))), "bias": (int(rng.integers(2, 6)),)}
     params = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    # A leaf that never gets a gradient: Adam leaves it exactly alone, weight decay (AdamW) does not.
+    params["frozen"] = (10 * rng.standard_normal(3)).astype(np.float32)
     grads_seq = []
     for step in range(total + 2):
         # Alternate huge and small gradients: clipping must act on some steps only.
         scale = 50.0 if step % 2 == 0 else 0.01
-        grads_seq.append({k: (scale * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()})
+        grads = {k: (scale * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()}
+        grads["frozen"] = np.zeros(3, np.float32)
+        grads_seq.append(grads)
     got = learner.probe(probe_updates, peak, warmup, total, max_norm, params, grads_seq)
     want = reference.probe(probe_updates, peak, warmup, total, max_norm, params, grads_seq)
     where = (f"make_tx(peak_lr={peak:.3g}, warmup_steps={warmup}, total_steps={total}, max_norm={max_norm:.3g}): "
              f"tx.update on gradients alternating far above and below max_norm")
+    if not isinstance(got, list) or len(got) != len(want):
+        fail(f"{where}: the check could not read the updates (got {type(got).__name__}).")
     for step, (g, w) in enumerate(zip(got, want)):
+        frozen = np.asarray(g.get("frozen")) if isinstance(g, dict) else None
+        if frozen is not None and frozen.shape == (3,) and np.any(frozen != 0):
+            fail(f"{where}: at step {step} a parameter whose gradient is always zero got the update {frozen}. "
+                 "Adam leaves such a parameter alone; weight decay (AdamW) moves it. Chain "
+                 "clip_by_global_norm with optax.adam(schedule).")
         assert_tree_close(g, w, what=f"{where}, the updates at step {step}", rtol=1e-3, atol=1e-9)
-    assert_close(len(got), len(want), what=f"{where}: the number of steps")

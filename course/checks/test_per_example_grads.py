@@ -1,19 +1,28 @@
-"""Checks for per_example_grads: vmap'd per-example losses and gradients equal a loop."""
+"""Checks for per_example_grads: vmap'd per-example losses and gradients equal a loop.
+
+That the batch is vectorised, not looped over in Python, is read here from the
+program: per_example_grads is lowered in the learner's process for 2 and for
+8 examples and the StableHLO text comes back; vmap gives one program whose
+size does not depend on the batch, a Python loop repeats the gradient per
+example (`course.engine.programs`).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from course.engine.checking import assert_close, assert_tree_close, fail
+from course.engine.programs import ProgramError, parse
 
 TIMEOUT = 60
 
 
 def _batch(rng):
-    n, d = int(rng.integers(3, 9)), int(rng.integers(3, 10))
+    # Shapes from a small set (compiled programs are reused between runs); values fresh.
+    n, d = int(rng.choice([3, 6])), int(rng.choice([4, 7]))
     x = rng.standard_normal((n, d)).astype(np.float32)
     y = rng.integers(0, 2, size=n).astype(np.float32)
-    return x, y, int(rng.integers(4, 17))
+    return x, y, int(rng.choice([8, 16]))
 
 
 def probe_per_example(module, x, y, hidden, seed):
@@ -43,6 +52,28 @@ def probe_per_example(module, x, y, hidden, seed):
         "params_before": before,
         "params_after": nnx.to_pure_dict(nnx.state(model, nnx.Param)),
     }
+
+
+def probe_programs(module, sizes, d, hidden):
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, d, h, rngs):
+            self.l1 = nnx.Linear(d, h, rngs=rngs)
+            self.l2 = nnx.Linear(h, 1, rngs=rngs)
+
+        def __call__(self, v):
+            return self.l2(jax.nn.relu(self.l1(v)))
+
+    graphdef, state = nnx.split(MLP(d, hidden, nnx.Rngs(0)))
+
+    def pure(state, x, y):
+        return module.per_example_grads(nnx.merge(graphdef, state), x, y)
+
+    return [jax.jit(pure).lower(state, jax.ShapeDtypeStruct((n, d), jnp.float32),
+                                jax.ShapeDtypeStruct((n,), jnp.float32)).as_text() for n in sizes]
 
 
 def _run_both(learner, reference, rng, seed):
@@ -84,3 +115,23 @@ def test_the_model_is_left_unchanged(learner, reference, rng, seed):
         got["params_after"], got["params_before"],
         what="the model's parameters after per_example_grads (it must not change them)", rtol=0, atol=0,
     )
+
+
+def test_the_batch_is_vectorised_not_looped(learner, rng):
+    d, hidden = int(rng.choice([4, 7])), 8
+    texts = learner.probe(probe_programs, [2, 8], d, hidden)
+    if not isinstance(texts, list) or len(texts) != 2:
+        fail(f"the check could not lower per_example_grads for 2 and 8 examples (got {type(texts).__name__}).")
+    try:
+        small, large = parse(texts[0]), parse(texts[1])
+    except ProgramError as e:
+        fail(f"per_example_grads could not be read as a compiled program: {e}.")
+    for n, program in ((2, small), (8, large)):
+        if not program.takes((n, d)):
+            fail(f"per_example_grads lowered for x ({n}, {d}) gave a program that takes "
+                 f"{sorted({a.shape for a in program.args})}, not x ({n}, {d}).")
+    if large.size > small.size * 1.25 or large.count("dot_general") > small.count("dot_general"):
+        fail(f"per_example_grads lowered for x (8, {d}) has {large.size} operations and "
+             f"{large.count('dot_general')} matrix products, for x (2, {d}) {small.size} and "
+             f"{small.count('dot_general')}: the examples are looped over in Python. Use jax.vmap (or nnx.vmap) "
+             "over the per-example gradient function, so that one program serves any batch size.")

@@ -1,6 +1,9 @@
 """Checks for shard_batch: a 1-D "data" mesh, a batch split by rows, and a sharded forward pass.
 
 Runs with 4 forced CPU devices; the reference runs in its own child with the same setting.
+The learner's process reports plain data (shard shapes, device ids, values,
+and how XLA laid out the model's input when it compiled the forward pass, from
+`jax.debug.inspect_array_sharding`); every judgment is made here.
 """
 
 from __future__ import annotations
@@ -19,12 +22,18 @@ def probe_shard(module, x, hidden, seed):
     import numpy as np
     from flax import nnx
 
+    seen = []
+
     class MLP(nnx.Module):
         def __init__(self, d, h, rngs):
             self.l1 = nnx.Linear(d, h, rngs=rngs)
             self.l2 = nnx.Linear(h, 1, rngs=rngs)
 
         def __call__(self, v):
+            # How XLA laid out the model's input: per device, the shard it holds.
+            shape = tuple(v.shape)
+            jax.debug.inspect_array_sharding(
+                v, callback=lambda sh: seen.append([list(sh.shard_shape(shape)), len(sh.device_set)]))
             return self.l2(jax.nn.relu(self.l1(v)))
 
     mesh = module.data_mesh()
@@ -42,13 +51,15 @@ def probe_shard(module, x, hidden, seed):
         "value": np.asarray(arr),
         "out_is_numpy": isinstance(out, np.ndarray),
         "out": np.asarray(out),
+        "model_inputs": seen,
     }
 
 
 def _case(rng):
-    rows = 4 * int(rng.integers(1, 5))
-    x = rng.standard_normal((rows, int(rng.integers(2, 8)))).astype(np.float32)
-    return x, int(rng.integers(4, 17))
+    # Shapes from a small set (compiled programs are reused between runs); values fresh.
+    rows = int(rng.choice([8, 16]))
+    x = rng.standard_normal((rows, int(rng.choice([3, 5])))).astype(np.float32)
+    return x, int(rng.choice([8, 16]))
 
 
 def _both(learner, reference, rng, seed):
@@ -80,4 +91,17 @@ def test_sharded_forward_matches_one_device(learner, reference, rng, seed):
     x, got, want = _both(learner, reference, rng, seed)
     if not got["out_is_numpy"]:
         fail("forward_sharded must return a NumPy array on the host (np.asarray or jax.device_get).")
+    _require_split_input(got.get("model_inputs"), x.shape, f"forward_sharded(model, x {x.shape}, mesh)")
     assert_close(got["out"], want["out"], what=f"forward_sharded(model, x {x.shape}, mesh)", rtol=1e-5, atol=1e-6)
+
+
+def _require_split_input(seen, shape, call):
+    """The model's input, as compiled, must be split by rows over the 4 devices."""
+    want = [[shape[0] // 4, *shape[1:]], 4]
+    if not isinstance(seen, list) or not seen:
+        fail(f"{call}: the model was never run on the batch. Run it on the sharded batch under nnx.jit.")
+    for record in seen:
+        if record != want:
+            fail(f"{call}: the model ran on an input laid out as shards of {record[0] if isinstance(record, list) else record} "
+                 f"on {record[1] if isinstance(record, list) else '?'} device(s); expected each of the 4 devices to "
+                 f"hold {want[0]} rows. Shard the batch (shard_batch) and run the model on the sharded array.")

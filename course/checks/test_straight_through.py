@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close
+from course.engine.checking import assert_close, fail
+from course.engine.programs import ProgramError, run
 
 TIMEOUT = 60
 
@@ -61,3 +62,35 @@ def test_works_under_jit_and_vmap(learner, reference, rng):
     x, got, want = _both(learner, reference, rng)
     assert_close(got["jit_grad"], want["jit_grad"], what=f"jax.jit(jax.grad(...)) of round_ste, x {x.shape}")
     assert_close(got["vmap_grad"], want["vmap_grad"], what=f"jax.vmap(jax.grad(...)) of round_ste over the rows of x {x.shape}")
+
+
+def probe_programs(module, shape):
+    import jax
+    import jax.numpy as jnp
+
+    def weighted(v, w):
+        return jnp.sum(w * module.round_ste(v))
+
+    spec = jax.ShapeDtypeStruct(tuple(shape), jnp.float32)
+    value = jax.jit(module.round_ste).lower(spec).as_text()
+    grad = jax.jit(jax.grad(weighted), keep_unused=True).lower(spec, spec).as_text()
+    return [value, grad]
+
+
+def test_programs_run_here_on_fresh_inputs(learner, rng):
+    # Lowered on shapes alone; the inputs are drawn after the programs came back and they run here.
+    shape = [int(rng.choice([3, 5])), int(rng.choice([2, 4]))]
+    texts = learner.probe(probe_programs, shape)
+    x, w = _inputs(np.random.default_rng(rng.integers(2**31)))
+    x = np.resize(x, shape).astype(np.float32)
+    w = np.resize(w, shape).astype(np.float32)
+    if not isinstance(texts, list) or len(texts) != 2:
+        fail(f"the check could not lower round_ste for x {tuple(shape)} (got {type(texts).__name__}).")
+    try:
+        (value,) = run(texts[0], x)
+        (grad,) = run(texts[1], x, w)
+    except (ProgramError, ValueError) as e:
+        fail(f"round_ste, lowered for x {tuple(shape)}, could not be run by the check: {e}.")
+    assert_close(value, np.round(x), what=f"round_ste(x) for x {tuple(shape)}, run by the check", rtol=0, atol=1e-5)
+    assert_close(grad, w, what=f"jax.grad(lambda v, w: sum(w * round_ste(v))) for x {tuple(shape)}, run by the "
+                 "check (should be w)", rtol=1e-6, atol=1e-7)

@@ -1,4 +1,10 @@
-"""Checks for train_step: an Adam nnx.Optimizer and a step that matches the reference."""
+"""Checks for train_step: an Adam nnx.Optimizer and a step that matches the reference.
+
+The MLP starts from weights drawn here, with one hidden unit that can never
+be active (a large negative bias): its weights get no gradient. Adam leaves
+such weights exactly where they are; AdamW's decoupled weight decay moves
+them, so the two are told apart bit for bit, not by a tolerance.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from course.engine.checking import assert_close, assert_tree_close, fail
 TIMEOUT = 90
 
 
-def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys):
+def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init):
     import jax
     import jax.numpy as jnp
     from flax import nnx
@@ -23,6 +29,9 @@ def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys):
             return self.linear2(jax.nn.relu(self.linear1(x)))
 
     model = MLP(d_in, hidden, rngs=nnx.Rngs(seed))
+    state = nnx.state(model, nnx.Param)
+    nnx.replace_by_pure_dict(state, init)
+    nnx.update(model, state)
     optimizer = module.make_optimizer(model, learning_rate)
     if not isinstance(optimizer, nnx.Optimizer):
         return {"error": f"make_optimizer returned {type(optimizer).__name__}, expected an nnx.Optimizer"}
@@ -33,21 +42,49 @@ def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys):
 
 
 def _batches(rng, n_steps, d_in):
-    sizes = [int(rng.integers(4, 33)) for _ in range(n_steps)]
+    sizes = [int(rng.choice([16, 32])) for _ in range(n_steps)]  # few shapes: compiled steps are reused
     xs = [rng.standard_normal((b, d_in)).astype(np.float32) for b in sizes]
     ys = [rng.integers(0, 2, size=b).astype(np.float32) for b in sizes]
     return xs, ys
 
 
+def _init(rng, d_in, hidden):
+    """Weights drawn here; unit 0 of the hidden layer is dead for inputs of this size."""
+    kernel1 = (rng.standard_normal((d_in, hidden)) * 0.5).astype(np.float32)
+    kernel1[:, 0] *= 0.1
+    bias1 = (rng.standard_normal(hidden) * 0.1).astype(np.float32)
+    bias1[0] = -50.0
+    return {"linear1": {"kernel": kernel1, "bias": bias1},
+            "linear2": {"kernel": (rng.standard_normal((hidden, 1)) * 0.5).astype(np.float32),
+                        "bias": np.zeros(1, np.float32)}}
+
+
+def _dead_unit(params):
+    return {"linear1.kernel[:, 0]": np.asarray(params["linear1"]["kernel"])[:, 0],
+            "linear1.bias[0]": np.asarray(params["linear1"]["bias"])[0],
+            "linear2.kernel[0]": np.asarray(params["linear2"]["kernel"])[0]}
+
+
 def _run_both(learner, reference, rng, seed, n_steps):
-    d_in, hidden = int(rng.integers(2, 12)), int(rng.integers(3, 24))
-    lr = float(10 ** rng.uniform(-3, -1.5))
+    d_in, hidden = int(rng.choice([4, 9])), int(rng.choice([8, 16]))
+    lr = float(10 ** rng.uniform(-2.5, -1.5))
     xs, ys = _batches(rng, n_steps, d_in)
-    got = learner.probe(probe_steps, d_in, hidden, seed, lr, xs, ys)
+    init = _init(rng, d_in, hidden)
+    got = learner.probe(probe_steps, d_in, hidden, seed, lr, xs, ys, init)
     if "error" in got:
         fail(got["error"] + ".")
-    want = reference.probe(probe_steps, d_in, hidden, seed, lr, xs, ys)
+    want = reference.probe(probe_steps, d_in, hidden, seed, lr, xs, ys, init)
     where = f"MLP({d_in}, {hidden}), make_optimizer(model, {lr:.3g}), {n_steps} train_step call(s)"
+    params = got.get("params")
+    if not isinstance(params, dict) or sorted(params) != ["linear1", "linear2"]:
+        fail(f"{where}: the model's parameters came back as {params!r:.200}; train the model you are given.")
+    before, after = _dead_unit(init), _dead_unit(params)
+    for name in before:
+        if not np.array_equal(before[name], after[name]):
+            fail(f"{where}: {name}, which belongs to a hidden unit that is never active and so gets zero "
+                 f"gradients, moved from {before[name]!r:.80} to {after[name]!r:.80}. Adam leaves weights "
+                 "without gradient exactly where they are; weight decay (AdamW, add_decayed_weights) moves "
+                 "them. Use optax.adam(learning_rate).")
     return got, want, where
 
 

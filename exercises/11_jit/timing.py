@@ -16,12 +16,14 @@ Write `time_fn(fn, *args, repeats: int = 5) -> dict`:
 - Use `time.perf_counter()`. All values in seconds, as Python floats.
 - Call `fn` exactly `1 + repeats` times in all.
 
-What the checks do: time stand-in functions whose results take a known time to
-become ready and whose first call is slow (like a compilation), with results
-that are single values, tuples and dicts; check the number of calls, that every
-result was waited for inside the timed region (each timing is at least the wait),
-that the first call is reported apart and not among `"times"`, and that
-`"median_s"` is the median of `"times"`; finally time a real jitted function.
+What the checks do: time stand-in functions whose results take a time only the
+check knows to become ready, and whose first call is slow (like a
+compilation), with results that are single values, tuples and dicts; check the
+number of calls, that every result was waited for inside the timed region (each
+timing is at least that call's wait), that all timings together fit in the
+time the whole run took, that the first call is reported apart and not among
+`"times"`, and that `"median_s"` is the median of `"times"`; finally time a
+real jitted function.
 """
 
 from __future__ import annotations

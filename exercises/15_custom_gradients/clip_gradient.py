@@ -23,7 +23,8 @@ Use `jax.custom_vjp` (with `nondiff_argnums` for `limit`) or `jax.custom_jvp`.
 
 What is checked: the forward value, and the gradients of `sum(w * clip_gradient(x, limit))`
 and of `sum(w * clip_gradient(a * x, limit) ** 2)` for random x, w, a and
-limits of varied shapes and sizes, with and without jit.
+limits of varied shapes and sizes, with and without jit; the gradient is also
+lowered for a shape and run by the check itself on inputs it draws afterwards.
 """
 
 import jax

@@ -22,7 +22,9 @@ Your task: write `round_ste(x)`.
 Use `jax.custom_vjp` (or `jax.custom_jvp`, or the `stop_gradient` trick).
 
 What is checked: values and gradients of `sum(w * round_ste(x))` and of a
-composed function, for random x, w of varied shapes, with and without jit.
+composed function, for random x, w of varied shapes, with and without jit; the
+function and its gradient are also lowered for a shape and run by the check
+itself on inputs it draws afterwards.
 """
 
 import jax

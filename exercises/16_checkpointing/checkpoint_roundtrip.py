@@ -21,9 +21,12 @@ Your task: write
   `nnx.merge`. A plain `.npz` file inside `path` is also accepted.
   Orbax wants an absolute path.
 
-What is checked: a model trained for a few steps is saved; the directory is
-moved elsewhere; the model is restored from there into a fresh model; every
-parameter and the outputs on a random batch must be identical.
+What is checked: three models (an MLP with batch norm, weights and
+statistics drawn by the check) are saved; the check keeps the bytes of the
+files; two of the checkpoints, chosen at random, are written into new
+directories and restored from there into fresh models; every variable (the
+batch-norm statistics too) must be the saved one bit for bit, and the outputs
+on a random batch must agree.
 """
 
 from collections.abc import Callable

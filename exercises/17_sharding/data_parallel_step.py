@@ -27,8 +27,10 @@ The check runs your code with 4 forced CPU devices
 (XLA_FLAGS=--xla_force_host_platform_device_count=4).
 
 What is checked: after `replicate`, every parameter and optimizer array is
-on all 4 devices, replicated; after a few data-parallel steps, the losses,
-parameters and step count equal single-device training from the same start.
+on all 4 devices, replicated; the step runs the model on the batch split by
+rows over the 4 devices (as XLA compiled it); after a few data-parallel steps,
+the losses, parameters and step count equal single-device training from the
+same start.
 """
 
 import jax

@@ -21,8 +21,10 @@ The check runs your code with 4 forced CPU devices
 (XLA_FLAGS=--xla_force_host_platform_device_count=4).
 
 What is checked: the mesh's size and axis name, the shape and device of
-every shard, that the values are unchanged, and the model's output against
-the same model run without sharding, for varied batch sizes and features.
+every shard, that the values are unchanged, that the model in
+forward_sharded really runs on the sharded batch (each device holding its
+rows, as XLA compiled it), and the model's output against the same model run
+without sharding, for varied batch sizes and features.
 """
 
 import jax

@@ -12,26 +12,31 @@ Write two functions.
    PyTorch equivalent: a `torch.no_grad()` forward pass in `model.eval()` mode.
 
 2. `train_titanic(x_train, y_train, *, epochs, batch_size=32,
-                  learning_rate=1e-3, seed=0) -> (model, history)`
-   - Build `MLP(rngs=nnx.Rngs(seed))` and an Adam optimizer.
-   - For each epoch: shuffle the rows (seeded from `seed`, a new order every
-     epoch), cut them into batches of `batch_size` (the last one may be
-     shorter), and run one training step per batch.
+                  learning_rate=1e-3, seed=0) -> (model, history, orders)`
+   - Build `MLP(rngs=nnx.Rngs(seed))` and an Adam optimizer
+     (`optax.adam(learning_rate)`: not SGD, not AdamW).
+   - For each epoch: shuffle the rows (seeded from `seed`, a NEW permutation
+     every epoch), cut the permutation into batches of `batch_size`
+     (`order[start:start + batch_size]`; the last one may be shorter, or
+     dropped), and run one training step per batch.
    - `history`: a list of `epochs` Python floats, the mean training loss of each
-     epoch (mean over that epoch's batches is fine).
-   - Return the trained model and `history`.
+     epoch (the mean over that epoch's batches; not their sum).
+   - `orders`: a list of `epochs` integer arrays, the permutation of row
+     indices each epoch used.
+   - Return the trained model, `history` and `orders`.
    PyTorch equivalent: the classic `for epoch ...: for xb, yb in loader: ...`.
 
 Speed: an uncompiled NNX step takes tens of milliseconds; `nnx.jit` on the
 train step (lesson 10's last loop) makes it about 20 times faster. Both pass.
 
-What the checks do: call `train_titanic` on the training split of
-`course.titanic.load_titanic(seed=...)` for about 20 epochs and measure the
-trained model's accuracy on the held-out split, which must reach a floor well
-above the 62% of always answering "did not survive"; check `history` (one
-float per epoch, falling); check that the model is the article's MLP (705
-parameters); and compare `evaluate` with the reference on a model of the
-checks' own.
+What the checks do: call `train_titanic` on the training rows of a Titanic
+split for 20 epochs (the held-out rows never reach your code); check that
+`orders` are permutations, a new one every epoch; replay your training from
+`MLP(rngs=nnx.Rngs(seed))` with Adam on the batches your orders give, and
+require your returned parameters and `history` to agree with the replay;
+measure the returned model's accuracy on the held-out rows, which must reach a
+floor well above the 62% of always answering "did not survive"; and compare
+`evaluate` with the reference on a model of the checks' own.
 """
 
 from __future__ import annotations
@@ -79,9 +84,10 @@ def train_titanic(x_train, y_train, *, epochs: int, batch_size: int = 32,
     x_train = np.asarray(x_train, dtype=np.float32)
     y_train = np.asarray(y_train, dtype=np.float32)
     rng = np.random.default_rng(seed)
-    history = []
+    history, orders = [], []
     for _ in range(epochs):
         order = rng.permutation(len(x_train))
+        orders.append(order)
         # Keep the losses as arrays and convert once per epoch: float() per step
         # would wait for the device every step.
         losses = []
@@ -89,4 +95,4 @@ def train_titanic(x_train, y_train, *, epochs: int, batch_size: int = 32,
             idx = order[start:start + batch_size]
             losses.append(_train_step(model, optimizer, x_train[idx], y_train[idx]))
         history.append(float(jnp.mean(jnp.stack(losses))))
-    return model, history
+    return model, history, orders

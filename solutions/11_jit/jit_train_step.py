@@ -5,7 +5,7 @@ traces and compiles once per input shape, so the short batch costs a second
 compilation (PyTorch's eager loop does not care; `torch.compile` would
 recompile too). Fix it by padding the last batch to full size and masking the
 padded rows out of the loss: one compiled program, and the same result as the
-ragged loop. Write three functions.
+ragged loop. Write four functions.
 
 1. `masked_loss(model, x, y, mask) -> jax.Array`
    `x`: float32 `(batch, d_in)`; `y`, `mask`: float32 `(batch,)`, `mask` is 1 for
@@ -13,26 +13,32 @@ ragged loop. Write three functions.
    the real rows only: `sum(bce * mask) / sum(mask)`. With an all-ones mask it is
    the usual mean.
 
-2. `train_step(model, optimizer, x, y, mask) -> jax.Array`, compiled with
-   `nnx.jit` (or any other compiled form): gradients of `masked_loss`, one
-   `optimizer.update(model, grads)`, return the loss (before the update).
+2. `train_step(model, optimizer, x, y, mask) -> jax.Array`, decorated with
+   `@nnx.jit` (the check lowers it with `train_step.lower(...)` for one batch
+   shape): gradients of `masked_loss`, one `optimizer.update(model, grads)`,
+   return the loss (before the update).
 
-3. `train_epoch(model, optimizer, x, y, batch_size) -> list[float]`
+3. `make_batches(x, y, batch_size) -> list[tuple[x, y, mask]]`
    `x`: `(n, d_in)`, `y`: `(n,)`, NumPy float32. Cut the rows IN ORDER (no
-   shuffling) into batches of `batch_size`; if the last batch is short, pad it
-   with zero rows to `batch_size` and mask the padding. Run `train_step` on each
-   batch; return the losses as a list of Python floats, one per batch
-   (`ceil(n / batch_size)` of them).
+   shuffling) into `ceil(n / batch_size)` batches. Every batch is
+   `batch_size` rows long: pad a short last batch with zero rows (`x` and `y`)
+   and give each batch its float32 `mask` (1.0 for real rows, 0.0 for padding).
+
+4. `train_epoch(model, optimizer, x, y, batch_size) -> list[float]`
+   Run `train_step` on each batch of `make_batches(x, y, batch_size)`; return
+   the losses as a list of Python floats, one per batch.
 
 The model is any NNX module mapping `(batch, d_in)` to logits `(batch, 1)`, and
 the optimizer is an `nnx.Optimizer` the check builds (Adam).
 
-What the checks do: run two epochs of your `train_epoch` on random data whose
-size is not a multiple of the batch size, with a model that records every time
-it is traced, and require exactly one traced input shape and no new trace in
-the second epoch; compare the losses and final parameters with a ragged,
-uncompiled reference loop (padding + mask must change nothing); and compare
-`masked_loss` with the reference on random masks.
+What the checks do: check `make_batches` on random data whose size is not a
+multiple of the batch size (every batch the same shape, rows in order, zero
+padding, the right mask); lower your `train_step` for one batch shape and read
+the compiled program's inputs; run two epochs of your `train_epoch` with a
+model that records every time it is traced, and require one traced input shape
+and no new trace in the second epoch; compare the losses and final parameters
+with a ragged, uncompiled reference loop (padding + mask must change nothing);
+and compare `masked_loss` with the reference on random masks.
 """
 
 from __future__ import annotations
@@ -56,10 +62,10 @@ def train_step(model: nnx.Module, optimizer: nnx.Optimizer, x, y, mask) -> jax.A
     return loss
 
 
-def train_epoch(model: nnx.Module, optimizer: nnx.Optimizer, x, y, batch_size: int) -> list[float]:
+def make_batches(x, y, batch_size: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     x = np.asarray(x, dtype=np.float32)
     y = np.asarray(y, dtype=np.float32)
-    losses = []
+    batches = []
     for start in range(0, len(x), batch_size):
         xb, yb = x[start:start + batch_size], y[start:start + batch_size]
         real = len(xb)
@@ -68,5 +74,10 @@ def train_epoch(model: nnx.Module, optimizer: nnx.Optimizer, x, y, batch_size: i
         # Padding in NumPy keeps every shape the jitted step sees identical.
         xb = np.concatenate([xb, np.zeros((batch_size - real, x.shape[1]), np.float32)])
         yb = np.concatenate([yb, np.zeros(batch_size - real, np.float32)])
-        losses.append(train_step(model, optimizer, xb, yb, mask))
+        batches.append((xb, yb, mask))
+    return batches
+
+
+def train_epoch(model: nnx.Module, optimizer: nnx.Optimizer, x, y, batch_size: int) -> list[float]:
+    losses = [train_step(model, optimizer, xb, yb, mask) for xb, yb, mask in make_batches(x, y, batch_size)]
     return [float(loss) for loss in losses]

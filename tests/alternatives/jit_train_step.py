@@ -26,13 +26,16 @@ def train_step(model, optimizer, x, y, mask):
     return loss
 
 
-def train_epoch(model, optimizer, x, y, batch_size):
-    step = nnx.cached_partial(train_step, model, optimizer)
+def make_batches(x, y, batch_size):
     n = len(x)
     pad = -n % batch_size
     x = jnp.pad(jnp.asarray(x), ((0, pad), (0, 0)))
     y = jnp.pad(jnp.asarray(y), (0, pad))
     mask = jnp.pad(jnp.ones(n, jnp.float32), (0, pad))
-    losses = [step(x[i:i + batch_size], y[i:i + batch_size], mask[i:i + batch_size])
-              for i in range(0, n + pad, batch_size)]
+    return [(x[i:i + batch_size], y[i:i + batch_size], mask[i:i + batch_size]) for i in range(0, n + pad, batch_size)]
+
+
+def train_epoch(model, optimizer, x, y, batch_size):
+    step = nnx.cached_partial(train_step, model, optimizer)
+    losses = [step(xb, yb, mask) for xb, yb, mask in make_batches(x, y, batch_size)]
     return [float(loss) for loss in losses]

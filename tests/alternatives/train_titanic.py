@@ -47,14 +47,15 @@ def train_titanic(x_train, y_train, *, epochs, batch_size=32, learning_rate=1e-3
     x_train, y_train = jnp.asarray(x_train), jnp.asarray(y_train)
     n_batches = len(x_train) // batch_size
     key = jax.random.key(seed)
-    history = []
+    history, orders = [], []
     for _ in range(epochs):
         key, sub = jax.random.split(key)
         order = jax.random.permutation(sub, len(x_train))
+        orders.append(order)
         total = 0.0
         for b in range(n_batches):
             idx = order[b * batch_size:(b + 1) * batch_size]
             params, opt_state, loss = step(params, opt_state, x_train[idx], y_train[idx])
             total += loss
         history.append(float(total) / n_batches)
-    return nnx.merge(graphdef, params), history
+    return nnx.merge(graphdef, params), history, orders

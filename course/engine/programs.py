@@ -1,0 +1,355 @@
+"""Programs as evidence: the learner's function, lowered in the child, read here.
+
+Some things a check must judge live in the *program*, not in its outputs: is
+the epoch one `while` loop or thirty unrolled steps, is the batch sharded over
+the mesh, which shapes was the step compiled for. Measuring them inside the
+learner's process (counting `make_jaxpr` equations, reading `.sharding`,
+recording traces) is worthless: learner code ran there first and can patch
+anything. Instead the probe lowers the learner's function on shapes the check
+chose and returns the StableHLO text; this module parses that text on the
+trusted side. The text is the program XLA would compile for those inputs:
+forging one that says "loop" or "sharded" while computing the right numbers
+costs as much as writing the loop or the sharding, and the check compares
+outputs separately.
+
+Probe-side recipe (probes cannot import `course`, so it is written out inline):
+
+    import jax
+    specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in shapes]
+    text = jax.jit(fn).lower(*specs).as_text()   # or fn.lower(...) for a jitted fn
+    return {"program": text}
+
+`jax.jit(fn)` over a learner function that is already jitted nests it; what the
+program does is the same either way. For a sharded input, pass arrays placed
+with `jax.device_put(x, sharding)` instead of `ShapeDtypeStruct`s (or give the
+struct a `sharding=`), and the lowered module carries the shardings.
+
+Everything here treats the text as hostile: it is scanned with regular
+expressions and handed to MLIR's parser and verifier (the same ones XLA runs
+before compiling), never executed; sizes are bounded; a malformed module is a
+`ProgramError` whose message a check can show. The verifier is what makes
+edited text useless: a module whose signature was rewritten to claim other
+shapes than its body computes does not verify.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+MAX_PROGRAM_CHARS = 20_000_000
+# Compiling runs in the trusted process without a time limit: only small programs are run.
+MAX_RUN_CHARS = 1_000_000
+
+# `%0:4 = stablehlo.while(...)`, `stablehlo.return ...`, `"stablehlo.foo"(...)`, `func.call @f(...)`.
+_OP = re.compile(r'^\s*(?:%[\w#:.,% ]+=\s*)?"?([a-z][a-z0-9_]*\.[a-z][a-z0-9_.]*)"?[\s(<{]')
+_MAIN = re.compile(r"func\.func\s+public\s+@main\(")
+_MESH = re.compile(r"sdy\.mesh\s+@([\w.$-]+)\s*=\s*<\[([^\]]*)\]")
+_MESH_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
+_TENSOR = re.compile(r"tensor<([^>]*)>")
+_SDY = re.compile(r"sdy\.sharding\s*=\s*#sdy\.sharding<@([\w.$-]+)\s*,\s*\[(.*?)\](?:\s*,[^>]*)?>")
+_MHLO = re.compile(r'mhlo\.sharding\s*=\s*"([^"]*)"')
+_DIM = re.compile(r"\{([^{}]*)\}")
+_AXIS_NAME = re.compile(r'"([^"]+)"')
+
+MLIR_DTYPES = {
+    "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+    "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+    "complex<f32>": "complex64", "complex<f64>": "complex128",
+}
+
+
+class ProgramError(ValueError):
+    """The text the learner's process sent is not a lowered JAX program."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """One argument or result of the program's entry point."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    # Per dimension, the mesh axes it is split over ((), for a dimension kept whole);
+    # None when the program says nothing about this value's sharding.
+    sharding: tuple[tuple[str, ...], ...] | None = None
+    raw_sharding: str = ""
+
+    @property
+    def sharded_axes(self) -> tuple[str, ...]:
+        return tuple(a for dim in self.sharding or () for a in dim)
+
+
+@dataclass
+class Program:
+    text: str
+    ops: Counter = field(default_factory=Counter)
+    args: list[Value] = field(default_factory=list)
+    results: list[Value] = field(default_factory=list)
+    meshes: dict[str, dict[str, int]] = field(default_factory=dict)
+    num_partitions: int = 1
+
+    def takes(self, shape: tuple[int, ...], dtype: str = "float32") -> bool:
+        """Whether one of the entry point's arguments has this shape and dtype."""
+        return any(a.shape == tuple(shape) and a.dtype == dtype for a in self.args)
+
+    def count(self, op: str) -> int:
+        """How many times `op` ("stablehlo.while", "dot_general") appears in the module."""
+        if "." not in op:
+            op = f"stablehlo.{op}"
+        return self.ops.get(op, 0)
+
+    @property
+    def loops(self) -> int:
+        return self.count("stablehlo.while")
+
+    @property
+    def size(self) -> int:
+        """Compute operations in the module (constants, returns and calls not counted)."""
+        skip = {"stablehlo.constant", "stablehlo.return", "func.return", "func.call", "func.func"}
+        return sum(n for op, n in self.ops.items() if op.startswith("stablehlo.") and op not in skip)
+
+
+def parse(text: object, *, verify: bool = True) -> Program:
+    """Read a lowered module (`Lowered.as_text()`): its ops, entry signature and shardings.
+
+    With `verify`, MLIR parses and verifies the module first: types must agree
+    between every definition and use, so a signature edited by hand is refused.
+    """
+    if not isinstance(text, str):
+        raise ProgramError(f"expected the lowered program as text, got {type(text).__name__}")
+    if len(text) > MAX_PROGRAM_CHARS:
+        raise ProgramError(f"the lowered program is {len(text)} characters, more than {MAX_PROGRAM_CHARS}")
+    main = _MAIN.search(text)
+    if main is None or not text.lstrip().startswith("module"):
+        raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
+    verified_ops = _verify(text) if verify else None
+    program = Program(text=text)
+    if verified_ops is not None:
+        program.ops = verified_ops  # from MLIR's own walk: nothing hides on a shared line
+    else:
+        for line in text.splitlines():
+            m = _OP.match(line)
+            if m:
+                program.ops[m.group(1)] += 1
+    for m in _MESH.finditer(text):
+        program.meshes[m.group(1)] = {a: int(n) for a, n in _MESH_AXIS.findall(m.group(2))}
+    parts = re.search(r"mhlo\.num_partitions\s*=\s*(\d+)", text[: main.start()])
+    program.num_partitions = int(parts.group(1)) if parts else 1
+    args_text, results_text = _signature(text, main.end())
+    program.args = [_value(a) for a in _split_top(args_text)]
+    program.results = [_value(r) for r in _split_top(results_text)]
+    return program
+
+
+def _verified_module(text: str):
+    """(context, module) from MLIR's parser and verifier, or a ProgramError."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProgramError("the lowered program is not valid text (it holds lone surrogates)") from None
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    context = mlir.make_ir_context()
+    try:
+        with context:
+            module = ir.Module.parse(text)
+            ok = module.operation.verify()
+    except Exception as e:  # noqa: BLE001 - MLIR reports every malformation as its own error type
+        first = str(e).strip().splitlines()
+        detail = next((line.strip() for line in first if "error" in line), first[0] if first else type(e).__name__)
+        raise ProgramError(f"the lowered program does not verify: {detail[:300]}") from None
+    if not ok:
+        raise ProgramError("the lowered program does not verify")
+    return context, module
+
+
+def _walk(operation, counts: Counter) -> Counter:
+    for region in operation.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                counts[op.operation.name] += 1
+                _walk(op.operation, counts)
+    return counts
+
+
+def _verify(text: str) -> Counter:
+    context, module = _verified_module(text)
+    with context:
+        return _walk(module.operation, Counter())
+
+
+# -- running a program on the trusted side -----------------------------------------
+
+# Ops a single-device program may hold to be run here. Everything else (custom
+# calls into native code, host transfers, collectives, other dialects) is refused.
+_RUNNABLE_PREFIXES = ("stablehlo.", "func.", "chlo.")
+_NOT_RUNNABLE = frozenset({
+    "stablehlo.custom_call", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.send", "stablehlo.recv",
+    "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast", "stablehlo.reduce_scatter", "stablehlo.partition_id", "stablehlo.replica_id",
+})
+
+
+def run(text: object, *args) -> list:
+    """Compile a lowered single-device program here and run it on `args` (NumPy arrays).
+
+    For evidence that must not be computed in the learner's process: the
+    program is fixed (lowered on shapes only) before the inputs are chosen,
+    so its outputs on them were never seen there. Only pure computation
+    runs: a program with custom calls, host transfers or collectives, or
+    whose arguments do not match `args` exactly, is a ProgramError.
+    """
+    import numpy as np
+
+    if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
+        raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
+                           f"{MAX_RUN_CHARS} are run on the trusted side")
+    program = parse(text)
+    if program.num_partitions != 1 or program.meshes:
+        raise ProgramError("only single-device programs are run on the trusted side")
+    refused = sorted(op for op in program.ops
+                     if op != "builtin.module" and (op in _NOT_RUNNABLE or not op.startswith(_RUNNABLE_PREFIXES)))
+    if refused:
+        raise ProgramError(f"the lowered program uses operations that are not run here: {refused[:5]}")
+    arrays = [np.asarray(a) for a in args]
+    want = [(a.shape, a.dtype) for a in program.args]
+    got = [(tuple(a.shape), str(a.dtype)) for a in arrays]
+    if want != got:
+        raise ProgramError(f"the lowered program takes {want}, not {got}")
+    import jax
+    from jax._src import compiler, xla_bridge
+    from jax._src.interpreters import mlir
+    from jax._src.lib import xla_client as xc
+
+    context, module = _verified_module(program.text)
+    backend = xla_bridge.get_backend("cpu")
+    with context:
+        bytecode = mlir.module_to_bytecode(module)
+    options = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+    device = backend.devices()[0]
+    executable = backend.compile_and_load(bytecode, xc.DeviceList((device,)), options)
+    outs = executable.execute_sharded([jax.device_put(a, device) for a in arrays])
+    return [np.asarray(r[0]) for r in outs.disassemble_into_single_device_arrays()]
+
+
+def _signature(text: str, start: int) -> tuple[str, str]:
+    """The argument list and result list of `@main`, found by bracket matching."""
+    end = _matching(text, start - 1)
+    args = text[start:end]
+    rest = text[end + 1:end + 4096 + 200_000]
+    m = re.match(r"\s*->\s*", rest)
+    if m is None:
+        return args, ""
+    rest = rest[m.end():]
+    if rest.startswith("("):
+        close = _matching(rest, 0)
+        return args, rest[1:close]
+    brace = rest.find("{")
+    return args, rest[:brace if brace >= 0 else len(rest)]
+
+
+def _matching(text: str, open_at: int) -> int:
+    pairs = {"(": ")", "{": "}", "[": "]", "<": ">"}
+    stack: list[str] = []
+    in_str = False
+    for i in range(open_at, min(len(text), open_at + MAX_PROGRAM_CHARS)):
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                continue
+            if c == '"':
+                in_str = False
+            continue
+        if c == '"':
+            in_str = True
+        elif c in pairs:
+            stack.append(pairs[c])
+        elif stack and c == stack[-1]:
+            stack.pop()
+            if not stack:
+                return i
+        elif c == ">" and text[i - 1:i] == "-":
+            continue  # `->` is not a closing bracket
+    raise ProgramError("the lowered program's `@main` signature is not closed")
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside brackets and strings."""
+    parts, depth, in_str, cur = [], 0, False, []
+    for i, c in enumerate(text):
+        if in_str:
+            cur.append(c)
+            if c == '"' and text[i - 1] != "\\":
+                in_str = False
+            continue
+        if c == '"':
+            in_str = True
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}>" and not (c == ">" and text[i - 1:i] == "-"):
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _value(text: str) -> Value:
+    t = _TENSOR.search(text)
+    if t is None:
+        return Value((), "unknown")
+    *dims, dtype = t.group(1).split("x") if "x" in t.group(1) else ["", t.group(1)]
+    dims = [d for d in dims if d != ""]
+    try:
+        shape = tuple(int(d) for d in dims)
+    except ValueError:
+        shape = ()
+    dtype = MLIR_DTYPES.get(dtype.strip(), dtype.strip())
+    sdy = _SDY.search(text)
+    if sdy is not None:
+        spec = tuple(tuple(_AXIS_NAME.findall(dim)) for dim in _DIM.findall(sdy.group(2)))
+        return Value(shape, dtype, spec, sdy.group(0))
+    mhlo = _MHLO.search(text)
+    if mhlo is not None:
+        return Value(shape, dtype, _mhlo_spec(mhlo.group(1), len(shape)), mhlo.group(1))
+    return Value(shape, dtype)
+
+
+def _mhlo_spec(raw: str, rank: int) -> tuple[tuple[str, ...], ...] | None:
+    """GSPMD strings name no axes: a split dimension is reported as split over `"*N"`."""
+    if "replicated" in raw or "maximal" in raw:
+        return tuple(() for _ in range(rank))
+    m = re.search(r"devices=\[([\d,]+)\]", raw)
+    if m is None:
+        return None
+    tiles = [int(n) for n in m.group(1).split(",")][:rank]
+    return tuple((f"*{n}",) if n > 1 else () for n in tiles)
+
+
+# -- sharding evidence returned as plain data -----------------------------------------
+
+
+def sharding_of(evidence: object) -> tuple[tuple[str, ...], ...] | None:
+    """A probe's description of an array's `.sharding` (recipe below), checked and normalised.
+
+    In the probe:
+        s = x.sharding
+        spec = [list(d) if isinstance(d, tuple) else ([] if d is None else [d]) for d in s.spec]
+        {"spec": spec, "mesh": dict(s.mesh.shape), "devices": len(s.device_set)}
+    Returns the per-dimension axes, or None when the evidence is malformed.
+    """
+    if not isinstance(evidence, dict) or not isinstance(evidence.get("spec"), list):
+        return None
+    out = []
+    for dim in evidence["spec"]:
+        if not isinstance(dim, list) or not all(isinstance(a, str) for a in dim):
+            return None
+        out.append(tuple(dim))
+    return tuple(out)

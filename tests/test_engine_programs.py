@@ -1,0 +1,145 @@
+"""Programs as evidence: lowered modules are read on the trusted side, hostile text included."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import numpy as np
+
+from course.engine.programs import ProgramError, parse, run, sharding_of
+
+# Lowered on a 4-device CPU mesh (XLA_FLAGS=--xla_force_host_platform_device_count=4):
+# jax.jit(lambda x, w: (x * 2) @ w, in_shardings=(P("data"), P()), out_shardings=P("data")).
+SHARDED = """module @jit__lambda attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["data"=4]> {stablehlo.mesh = {axes = [{name = "data", size = 4 : i64}]}}
+  func.func public @main(%arg0: tensor<8x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}, %arg1: tensor<3x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> (tensor<8x2xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}) {
+    %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<8x3xf32>
+    %1 = stablehlo.multiply %arg0, %0 : tensor<8x3xf32>
+    %2 = stablehlo.dot_general %1, %arg1, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<8x3xf32>, tensor<3x2xf32>) -> tensor<8x2xf32>
+    return %2 : tensor<8x2xf32>
+  }
+}
+"""
+
+
+def _lower(fn, *shapes):
+    return jax.jit(fn).lower(*(jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes)).as_text()
+
+
+def _scanned(xs, w):
+    return jax.lax.scan(lambda c, x: (c + jnp.tanh(x @ w).sum(), None), 0.0, xs)[0]
+
+
+def _unrolled(xs, w):
+    total = 0.0
+    for i in range(xs.shape[0]):
+        total = total + jnp.tanh(xs[i] @ w).sum()
+    return total
+
+
+def test_a_scan_is_one_loop_and_an_unrolled_python_loop_is_none():
+    scanned = parse(_lower(_scanned, (6, 3, 4), (4, 2)))
+    unrolled = parse(_lower(_unrolled, (6, 3, 4), (4, 2)))
+    assert scanned.loops == 1
+    assert unrolled.loops == 0
+    assert unrolled.count("dot_general") == 6
+    assert scanned.count("dot_general") == 1
+    assert unrolled.size > scanned.size
+
+
+def test_entry_signature_shapes_and_dtypes():
+    program = parse(jax.jit(lambda x, n: (x * n).astype(jnp.float16)).lower(
+        jax.ShapeDtypeStruct((5, 7), jnp.float32), jax.ShapeDtypeStruct((), jnp.int32)).as_text())
+    assert [(a.shape, a.dtype) for a in program.args] == [((5, 7), "float32"), ((), "int32")]
+    assert [(r.shape, r.dtype) for r in program.results] == [((5, 7), "float16")]
+    assert program.args[0].sharding is None
+
+
+def test_shardings_of_arguments_and_results():
+    program = parse(SHARDED)
+    assert program.meshes == {"mesh": {"data": 4}}
+    assert program.num_partitions == 4
+    assert [a.sharding for a in program.args] == [(("data",), ()), ((), ())]
+    assert program.args[0].sharded_axes == ("data",)
+    assert program.args[1].sharded_axes == ()
+    assert program.results[0].sharding == (("data",), ())
+    assert program.results[0].shape == (8, 2)
+
+
+def test_gspmd_sharding_strings_are_read_without_axis_names():
+    text = SHARDED.replace('{sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}',
+                           '{mhlo.sharding = "{devices=[4,1]<=[4]}"}', 1)
+    assert parse(text, verify=False).args[0].sharding == (("*4",), ())
+
+
+def test_a_signature_edited_to_claim_other_shapes_does_not_verify():
+    text = _lower(_unrolled, (2, 3, 4), (4, 2))
+    assert parse(text).takes((2, 3, 4))
+    forged = text.replace("%arg0: tensor<2x3x4xf32>", "%arg0: tensor<8x3x4xf32>", 1)
+    assert forged != text
+    assert parse(forged, verify=False).takes((8, 3, 4))  # the scan alone would believe it
+    with pytest.raises(ProgramError, match="does not verify"):
+        parse(forged)
+
+
+@pytest.mark.parametrize("bad", [
+    None, 42, b"module {}", "", "hello", "module @m {\n  func.func private @f() {\n  }\n}",
+    "module @m { func.func public @main(%arg0: tensor<3xf32> ",
+    "\udcff module \x00 func.func public @main(",
+])
+def test_text_that_is_not_a_program_is_a_clear_error(bad):
+    with pytest.raises(ProgramError):
+        parse(bad)
+
+
+def test_hostile_text_inside_a_valid_module_parses_without_crashing():
+    text = SHARDED.replace('"result"', '"\udcff\x1b[2J\\"}), -> ((("')
+    program = parse(text, verify=False)
+    assert program.args[0].sharding == (("data",), ())
+    with pytest.raises(ProgramError):
+        parse(text)
+
+
+def test_oversized_text_is_refused():
+    with pytest.raises(ProgramError, match="characters"):
+        parse("module " + "x" * 20_000_001)
+
+
+def test_sharding_evidence_is_validated():
+    assert sharding_of({"spec": [["data"], []]}) == (("data",), ())
+    for bad in (None, {"spec": "data"}, {"spec": [[1]]}, {"spec": ["data"]}, {}):
+        assert sharding_of(bad) is None
+
+
+def test_a_program_runs_on_the_trusted_side_on_inputs_chosen_afterwards():
+    text = _lower(_scanned, (6, 3, 4), (4, 2))
+    rng = np.random.default_rng(0)
+    xs, w = rng.standard_normal((6, 3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    (out,) = run(text, xs, w)
+    np.testing.assert_allclose(out, np.tanh(xs @ w).sum(), rtol=1e-5)
+
+
+def test_run_refuses_wrong_inputs_custom_calls_and_sharded_programs():
+    text = _lower(_scanned, (6, 3, 4), (4, 2))
+    with pytest.raises(ProgramError, match="takes"):
+        run(text, np.zeros((6, 3, 4), np.float32), np.zeros((4, 2), np.float64))
+    with pytest.raises(ProgramError, match="takes"):
+        run(text, np.zeros((6, 3, 4), np.float32))
+    custom = jax.jit(lambda a: jax.lax.linalg.cholesky(a @ a.T + 4 * jnp.eye(3))).lower(
+        jax.ShapeDtypeStruct((3, 3), jnp.float32)).as_text()
+    assert "custom_call" in custom  # the CPU Cholesky calls into LAPACK
+    with pytest.raises(ProgramError, match="not run here"):
+        run(custom, np.eye(3, dtype=np.float32))
+    with pytest.raises(ProgramError, match="only programs under"):
+        run(text + " " * 1_000_001, np.zeros((6, 3, 4), np.float32), np.zeros((4, 2), np.float32))
+    with pytest.raises(ProgramError, match="single-device"):
+        run(SHARDED, np.zeros((8, 3), np.float32), np.zeros((3, 2), np.float32))
+
+
+def test_ops_counted_by_mlir_cannot_hide_on_one_line():
+    text = _lower(_unrolled, (3, 3, 4), (4, 2))
+    squeezed = text.replace("\n    %", " %")  # several ops on one line: still one module to MLIR
+    assert parse(squeezed).count("dot_general") == 3
