@@ -54,7 +54,7 @@ def test_learner_children_cache_programs_in_a_folder_of_their_own(course, tmp_pa
             fail("CACHE=" + learner.probe(_cache_dir))
     """)
     exercise = load_catalog(root).exercise("fx_scale")
-    with CheckSession(warm=False, compile_cache=cache) as session:
+    with CheckSession(warm=False, compile_cache=cache, isolation=None) as session:
         result = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
         assert session.compile_cache.trusted is None  # no sandbox here: the child could write it
     reported = result.message.split("CACHE=", 1)[1].splitlines()[0]
@@ -72,14 +72,12 @@ def test_the_trusted_cache_only_where_children_cannot_write_it(course, tmp_path,
     monkeypatch.setattr(runner, "_use_trusted_cache", used.append)  # this process's JAX stays as it is
     cache = workspace_compile_cache(tmp_path / "ws" / ".jaxlings")
 
-    class Sandboxed(CheckSession):
-        isolation = SimpleNamespace(sandboxed=True)
-
-    with Sandboxed(warm=False, compile_cache=cache) as session:
+    sandboxed = SimpleNamespace(sandboxed=True)  # learner children that cannot reach the workspace
+    with CheckSession(warm=False, compile_cache=cache, isolation=sandboxed) as session:
         assert session.compile_cache.trusted == cache.trusted and session.compile_cache.learner is None
     assert used == [cache.trusted]
     assert stat.S_IMODE(cache.trusted.stat().st_mode) == 0o700
-    with CheckSession(warm=False, compile_cache=cache) as session:
+    with CheckSession(warm=False, compile_cache=cache, isolation=None) as session:
         assert session.compile_cache.trusted is None
     assert used == [cache.trusted]
     if cache.learner.exists():
