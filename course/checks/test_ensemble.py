@@ -12,7 +12,9 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 
+from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_equal, fail
 
 TIMEOUT = 60
@@ -71,20 +73,29 @@ def _leaves(params, where):
     return out
 
 
-def _ensemble(learner, rng, seed):
+def _seed(request):
+    return request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
+
+
+@pytest.fixture(scope="module")
+def ensemble_run(learner, reference, request):
+    """The ensemble's evidence, gathered once per check run (each run is its own pytest session)."""
+    seed = _seed(request)
+    rng = np.random.default_rng(seed)
     n, d_in, hidden = ENSEMBLE_SHAPES[int(rng.integers(len(ENSEMBLE_SHAPES)))]
     x = rng.standard_normal((int(rng.integers(2, 7)), d_in)).astype(np.float32)
     got = learner.probe(probe_ensemble, n, d_in, hidden, seed, x)
     if "error" in got:
         fail(got["error"] + ".")
+    want = reference.probe(probe_ensemble, n, d_in, hidden, seed, x)
     call = f"make_ensemble({n}, {d_in}, {hidden}, seed={seed})"
-    return n, d_in, hidden, x, got, call
+    return n, d_in, hidden, x, got, want, call, seed
 
 
-def test_members_are_stacked_and_differ(learner, reference, rng, seed):
-    n, d_in, hidden, x, got, call = _ensemble(learner, rng, seed)
+def test_members_are_stacked_and_differ(ensemble_run):
+    n, d_in, hidden, x, got, want, call, seed = ensemble_run
     params = _leaves(got["params"], call)
-    want = _leaves(reference.probe(probe_ensemble, n, d_in, hidden, seed, x)["params"], "the reference")
+    want = _leaves(want["params"], "the reference")
     for key, value in params.items():
         if value.shape != want[key].shape:
             fail(f"{call}: {key} has shape {value.shape}, expected {want[key].shape}: every parameter of the "
@@ -106,8 +117,8 @@ def test_members_are_stacked_and_differ(learner, reference, rng, seed):
              "MLP(d_in, hidden, rngs=...).")
 
 
-def test_predictions_follow_from_the_parameters(learner, rng, seed):
-    n, d_in, hidden, x, got, call = _ensemble(learner, rng, seed)
+def test_predictions_follow_from_the_parameters(ensemble_run):
+    n, d_in, hidden, x, got, _, call, seed = ensemble_run
     p = _leaves(got["params"], call)
     pred = got["pred"]
     where = f"ensemble_predict(ensemble, x {x.shape}) with ensemble = {call}"
@@ -126,8 +137,8 @@ def test_predictions_follow_from_the_parameters(learner, rng, seed):
              "kernel[i] and bias[i] of every layer, on the same x.")
 
 
-def test_same_seed_same_ensemble(learner, rng, seed):
-    n, d_in, hidden, x, got, call = _ensemble(learner, rng, seed)
+def test_same_seed_same_ensemble(ensemble_run):
+    n, d_in, hidden, x, got, _, call, seed = ensemble_run
     first = _leaves(got["params"], call)
     again = _leaves(got["again"], call + " (called again)")
     other = _leaves(got["other"], call.replace(f"seed={seed}", f"seed={seed + 1}"))
@@ -138,14 +149,17 @@ def test_same_seed_same_ensemble(learner, rng, seed):
         fail(f"{call} and seed={seed + 1} gave the same ensemble: build it from nnx.Rngs(seed).")
 
 
-def _dropout(learner, rng, seed):
+@pytest.fixture(scope="module")
+def dropout_run(learner, request):
+    seed = _seed(request)
+    rng = np.random.default_rng(seed + 1)
     shape = DROPOUT_SHAPES[int(rng.integers(len(DROPOUT_SHAPES)))]
     n = int(rng.integers(3, 5))
     rate = RATES[int(rng.integers(len(RATES)))]
     # Values away from zero, so a dropped element (0) is never confused with a kept one.
     x = (rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)).astype(np.float32)
     got = learner.probe(probe_dropout, x, n, rate, seed)
-    return x, n, rate, got, f"dropout_copies(x {shape}, n_copies={n}, rate={rate}, seed={seed})"
+    return x, n, rate, got, f"dropout_copies(x {shape}, n_copies={n}, rate={rate}, seed={seed})", seed
 
 
 def _masks(copies, x, n, rate, call):
@@ -165,8 +179,8 @@ def _masks(copies, x, n, rate, call):
     return kept
 
 
-def test_each_copy_has_its_own_mask(learner, rng, seed):
-    x, n, rate, got, call = _dropout(learner, rng, seed)
+def test_each_copy_has_its_own_mask(dropout_run):
+    x, n, rate, got, call, seed = dropout_run
     kept = _masks(got["copies"], x, n, rate, call)
     total = kept.size
     expected = total * (1.0 - rate)
@@ -181,8 +195,8 @@ def test_each_copy_has_its_own_mask(learner, rng, seed):
                  "map the random state with nnx.StateAxes({nnx.RngState: 0, ...: None}).")
 
 
-def test_dropout_copies_follow_the_seed(learner, rng, seed):
-    x, n, rate, got, call = _dropout(learner, rng, seed)
+def test_dropout_copies_follow_the_seed(dropout_run):
+    x, n, rate, got, call, seed = dropout_run
     first = _masks(got["copies"], x, n, rate, call)
     again = _masks(got["again"], x, n, rate, call + " (called again)")
     other = _masks(got["other"], x, n, rate, call.replace(f"seed={seed}", f"seed={seed + 1}"))
