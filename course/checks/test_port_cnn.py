@@ -283,8 +283,11 @@ def test_predict_takes_nchw_images_in_eval_mode(learner, rng, seed):
     if "load_error" in info:
         fail(f"{call}: loading the converted weights into your CNN failed: {info['load_error']}")
     if "predict_error" in info:
-        fail(f"{call} raised {info['predict_error']}. The images are NCHW, as PyTorch delivers them; nnx.Conv "
-             "takes channels last: transpose them with (0, 2, 3, 1) before calling the model.")
+        error = str(info["predict_error"]).rstrip(".")
+        if "feature dimension" in error:
+            fail(f"{call} raised {error}. The images are NCHW, as PyTorch delivers them, and nnx.Conv reads the "
+                 "last axis as the channels: transpose them with (0, 2, 3, 1) before calling the model.")
+        fail(f"{call} raised {error}.")
     logits = info.get("logits")
     want, _ = _torch_forward(sd, images, train=False)
     if not isinstance(logits, np.ndarray) or logits.shape != want.shape:
