@@ -256,7 +256,7 @@ def test_converted_weights_reproduce_torch_logits(learner, rng, seed):
             for name in names:
                 _check_leaf(layer, name, got[layer][name], want[layer][name], sd, call)
         diff = float(np.max(np.abs(logits - torch_logits)))
-        fail(f"an NNX CNN loaded with {call} gives logits up to {diff:.3g} away from TorchCNN's in eval mode "
+        fail(f"the CNN holding the arrays of {call} gives logits up to {diff:.3g} away from TorchCNN's in eval mode "
              f"(images {images.shape}).")
 
 

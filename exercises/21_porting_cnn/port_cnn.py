@@ -40,8 +40,8 @@ Your task: write
 What is checked (the PyTorch model gets fresh random weights and BatchNorm
 statistics at every check; shapes come from a small set):
 - the arrays returned by `torch_to_nnx` against the exact conversion of the
-  state_dict, and the logits that an NNX CNN loaded with them gives, against
-  `TorchCNN`'s logits in eval mode (rtol 1e-4, atol 1e-5);
+  state_dict (float32, rtol 1e-4, atol 1e-5), and the logits that the network
+  computes with them against `TorchCNN`'s logits in eval mode;
 - `predict` on NCHW images with your `CNN` loaded with correctly converted
   weights, against `TorchCNN`'s eval logits;
 - one forward pass of your `CNN` in train mode (weights loaded as above):
