@@ -35,6 +35,7 @@ def probe_convert(module, state_dict, size):
 def probe_model(module, in_channels, n_classes, size, params, mode, x):
     """Build the learner's CNN, load `params`, then `predict(model, x)` (mode 'predict', x NCHW)
     or one train-mode call `model(x)` (mode 'train', x NHWC)."""
+    import jax
     import jax.numpy as jnp
     import numpy as np
     from flax import nnx
@@ -47,7 +48,8 @@ def probe_model(module, in_channels, n_classes, size, params, mode, x):
     info = {"structure": {".".join(map(str, path)): list(var.get_value().shape)
                           for path, var in nnx.to_flat_state(state)}}
     try:
-        nnx.replace_by_pure_dict(state, params)
+        # JAX arrays: NNX keeps NumPy arrays as they are and would update them in place.
+        nnx.replace_by_pure_dict(state, jax.tree.map(jnp.asarray, params))
         nnx.update(model, state)
     except Exception as exc:  # noqa: BLE001 - reported to the parent as evidence
         info["load_error"] = f"{type(exc).__name__}: {exc}"
