@@ -1,15 +1,21 @@
 """How much the grader itself costs, and how it scales with --jobs.
 
 Builds a class of N synthetic submissions from the reference solutions (every
-exercise that has both a solution and a check), grades it with 1 job and with
-2 jobs, and prints from the same run:
+exercise that has both a solution and a check), grades it with 1 job, with 2
+jobs, and as 2 shards joined by `grade merge`, and prints:
 
+- per submission: wall time (median and slowest) and the grading worker's
+  peak memory (learner children have their own limit, --memory-mb).
+  Targets: the full course in at most 120 s per submission on 2 cores, and a
+  worker under 1.5 GB;
 - the grader's own cost per submission: wall time per submission with 1 job,
   minus the time the engine spent checking that submission's exercises
-  (learner children, pytest, the checks themselves). Target: at most 3 s.
-- the speed-up of 2 jobs over 1. Target: at least 1.7x.
+  (learner children, pytest, the checks themselves). Target: at most 3 s;
+- the speed-up of 2 jobs over 1. Target: at least 1.7x;
+- the cost of sharding: 2 shards run one after the other plus the merge,
+  against one unsharded run with 1 job (each shard starts its own worker).
 
-    .venv/bin/python benchmarks/grade_class.py [--submissions 40] [--exercises a,b]
+    .venv/bin/python benchmarks/grade_class.py [--submissions 40] [--exercises a,b] [--no-shards]
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,9 +53,9 @@ def make_class(folder: Path, exercises: list, n: int) -> None:
             shutil.copyfile(e.solution_path(), target)
 
 
-def run(class_dir: Path, out: Path, exercises: list, jobs: int) -> tuple[float, dict]:
+def run(class_dir: Path, out: Path, exercises: list, jobs: int, *extra: str) -> tuple[float, dict]:
     argv = [sys.executable, "-m", "course", "grade", str(class_dir), "--out", str(out), "--jobs", str(jobs),
-            "--exercises", ",".join(e.name for e in exercises), "--seed", "1", "--quiet"]
+            "--exercises", ",".join(e.name for e in exercises), "--seed", "1", "--quiet", *extra]
     t0 = time.perf_counter()
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -57,10 +64,33 @@ def run(class_dir: Path, out: Path, exercises: list, jobs: int) -> tuple[float, 
     return wall, json.loads((out / "report.json").read_text())
 
 
+def shard_and_merge(class_dir: Path, tmp: Path, exercises: list) -> tuple[list[float], float]:
+    shards = []
+    for k in (1, 2):
+        wall, _ = run(class_dir, tmp / f"shard{k}", exercises, 1, "--shard", f"{k}/2")
+        shards.append(wall)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "course", "grade", "merge", str(tmp / "shard1"), str(tmp / "shard2"),
+                           "--out", str(tmp / "merged"), "--quiet"], cwd=ROOT, capture_output=True, text=True)
+    merge = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"merge failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return shards, merge
+
+
+def per_submission(subs: list[dict], n_exercises: int) -> None:
+    walls = sorted(s["duration"] for s in subs)
+    worker = max((s.get("worker", {}).get("peak_mb") or 0) for s in subs)
+    print(f"per submission ({n_exercises} exercises, 1 job): median {statistics.median(walls):.1f} s, "
+          f"slowest {walls[-1]:.1f} s")
+    print(f"peak memory: worker {worker:.0f} MiB (target < 1536 MiB)  {'PASS' if worker < 1536 else 'MISS'}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=40)
     parser.add_argument("--exercises", help="comma-separated names (default: every exercise with a solution)")
+    parser.add_argument("--no-shards", action="store_true", help="skip the shard and merge measurement")
     args = parser.parse_args()
     exercises = gradable(args.exercises.split(",") if args.exercises else None)
     if not exercises:
@@ -71,7 +101,9 @@ def main() -> int:
         make_class(class_dir, exercises, args.submissions)
         wall1, report1 = run(class_dir, Path(tmp) / "out1", exercises, 1)
         wall2, report2 = run(class_dir, Path(tmp) / "out2", exercises, 2)
+        sharded = None if args.no_shards else shard_and_merge(class_dir, Path(tmp), exercises)
     subs = report1["submissions"]
+    per_submission(subs, len(exercises))
     failed = [s["id"] for s in subs if s["total"] != s["max_total"]]
     checking = sum(e["duration"] for s in subs for e in s["exercises"].values()) / len(subs)
     per_sub = wall1 / len(subs)
@@ -83,6 +115,11 @@ def main() -> int:
     print(f"grader's own cost per submission: {overhead:.2f} s (target <= 3 s)  "
           f"{'PASS' if overhead <= 3 else 'MISS'}")
     print(f"speed-up with 2 jobs: {speedup:.2f}x (target >= 1.7x)  {'PASS' if speedup >= 1.7 else 'MISS'}")
+    if sharded is not None:
+        shards, merge = sharded
+        cost = sum(shards) + merge - wall1
+        print(f"2 shards one after the other: {' + '.join(f'{t:.1f}' for t in shards)} s, merge {merge:.2f} s; "
+              f"shard+merge overhead vs 1 job: {cost:+.1f} s ({cost / wall1:+.0%})")
     if failed:
         print(f"warning: {len(failed)} solution submissions did not get full marks, e.g. {failed[:3]}")
     return 0

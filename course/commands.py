@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
                             help="don't ask first (your code is still kept in .jaxlings/backups/)")
     if name in ("list", "check", "hint", "solution", "verify", "doctor"):
         parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    if name == "doctor":
+        parser.add_argument("--grading", action="store_true",
+                            help="also say which isolation `jaxlings grade` would use here")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -133,7 +136,7 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from course.engine.runner import run_exercise
+    from course.engine.server import check_exercise
 
     catalog = _catalog()
     if catalog is None:
@@ -149,9 +152,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         exercise = _exercise(catalog, args.name)
         if exercise is None:
             return EXIT_USAGE
+    _isolation_notice()
     try:
         with _checking_line(exercise):
-            result = run_exercise(exercise, seed=args.seed)
+            result = check_exercise(exercise, seed=args.seed)
     except ValueError as e:  # a bad JAXLINGS_SEED
         _err(str(e))
         return EXIT_USAGE
@@ -357,7 +361,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from course.progress import Progress
-    from course.engine.runner import CheckSession
+    from course.engine.runner import CheckSession, workspace_compile_cache
 
     catalog = _catalog()
     if catalog is None:
@@ -368,8 +372,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     live_line = can_redraw(Console(stderr=True))
     progress = Progress.load()
     results = []
+    _isolation_notice()
     try:
-        with CheckSession() as session:
+        with CheckSession(compile_cache=workspace_compile_cache()) as session:
             total = len(catalog.exercises)
             for i, ex in enumerate(catalog.exercises, 1):
                 if not args.json and not live_line:
@@ -420,7 +425,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     editor = describe_editor()
     report = {"manifest": str(manifest_path()), "problems": problems, "versions": versions, "devices": devices,
-              "editor": editor}
+              "editor": editor, "isolation": _doctor_isolation(args)}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -435,6 +440,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         console.print("[bold]Versions[/] " + ", ".join(f"{k} {v or 'missing'}" for k, v in versions.items()))
         console.print("[bold]Devices[/] " + ", ".join(devices))
         _print_editor(console, editor)
+        for key, lines in report["isolation"].items():
+            console.print(f"[bold]Isolation ({key})[/]")
+            for line in lines:
+                console.print(f"  {line}", markup=False)
     return EXIT_USAGE if problems else EXIT_OK
 
 
@@ -448,6 +457,30 @@ def _print_editor(console: Console, editor: dict) -> None:
     if editor["problem"]:
         console.print(f"  [yellow]{escape(editor['problem'])}[/]")
     console.print(f"  Ctrl+O in the app {escape(editor['ctrl_o'])}.")
+
+
+# -- isolation (course.engine.isolation) ----------------------------------------------
+
+
+def _isolation_notice() -> None:
+    """Where checks cannot be sandboxed, say so in one line (stderr: --json stays clean)."""
+    from course.engine.isolation import for_checks
+
+    iso = for_checks()
+    if not iso.sandboxed:
+        print(iso.notice(), file=sys.stderr)
+
+
+def _doctor_isolation(args: argparse.Namespace) -> dict[str, list[str]]:
+    from course.engine.isolation import IsolationError, doctor_lines
+
+    out = {"check": doctor_lines()}
+    if getattr(args, "grading", False):
+        try:
+            out["grade"] = doctor_lines(grading=True)
+        except IsolationError as e:
+            out["grade"] = [str(e)]
+    return out
 
 
 def _devices() -> list[str]:
@@ -555,7 +588,7 @@ def _paged(console: Console, enabled: bool):
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from course.engine.runner import CheckSession
+    from course.engine.runner import CheckSession, workspace_compile_cache
     from course.progress import Progress
     from course.terminal import single_keys
     from course.watching import FileWatcher, WatchLoop, read_keys
@@ -580,7 +613,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         _err(str(e))
         return EXIT_USAGE
     console = _console()
-    with CheckSession() as session, single_keys() as keys:
+    _isolation_notice()
+    with CheckSession(compile_cache=workspace_compile_cache()) as session, single_keys() as keys:
         loop = WatchLoop(
             catalog, ex,
             check=session.run,

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# The rule lives in the engine, which the learner's sandboxed process can import.
+from course.engine.source_text import first_non_utf8, utf8_problem  # noqa: F401
+
 
 class ResetError(Exception):
     """The starter file cannot be restored; the message says why and what to do."""
@@ -20,30 +23,6 @@ class ResetError(Exception):
 
 class NotUtf8Error(ValueError):
     """A source file that Python would refuse: its bytes are not UTF-8 text."""
-
-
-def first_non_utf8(data: bytes) -> tuple[int, int] | None:
-    """(line, byte) of the first byte that is not UTF-8, or None if `data` is UTF-8 text."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return data.count(b"\n", 0, e.start) + 1, data[e.start]
-    return None
-
-
-def utf8_problem(data: bytes, display: str) -> str | None:
-    """None if `data` is UTF-8 text, else a sentence naming the first bad byte and its line.
-
-    Strict on purpose, whatever a coding cookie says: the course's editor, its
-    checks and its diffs all read the learner's file as UTF-8, and they must all
-    agree on whether the file is readable.
-    """
-    bad = first_non_utf8(data)
-    if bad is None:
-        return None
-    line, byte = bad
-    return (f"{display} is not UTF-8 text (byte 0x{byte:02x} at line {line}); "
-            "Python reads source files as UTF-8. Save it as UTF-8 in your editor.")
 
 
 def read_source(path: str | os.PathLike, display: str | None = None) -> str:

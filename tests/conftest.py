@@ -1,4 +1,21 @@
 """Fixture courses under tests/ hold check modules named test_*.py; they are run by
-the engine and the grader inside the tests, never collected as tests themselves."""
+the engine and the grader inside the tests, never collected as tests themselves.
+
+`jaxlings check` hands checks to a per-workspace server it starts on demand; the
+suite's many throw-away workspaces would each leave one behind for minutes, so
+it is off unless a test turns it on (tests/test_check_server.py). Each of those
+workspaces also gets a compilation cache for learner code in the user cache
+folder: the suite's go to a folder of its own, removed at the end."""
+
+import atexit
+import os
+import shutil
+import tempfile
 
 collect_ignore = ["fixtures", "grader_fixtures", "alternatives"]
+
+os.environ.setdefault("JAXLINGS_SERVER", "0")
+if "XDG_CACHE_HOME" not in os.environ:
+    _cache_home = tempfile.mkdtemp(prefix="jaxlings-test-cache-")
+    os.environ["XDG_CACHE_HOME"] = _cache_home
+    atexit.register(shutil.rmtree, _cache_home, ignore_errors=True)

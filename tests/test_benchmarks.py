@@ -16,14 +16,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 CASES = {
-    "check_latency.py": (["--runs", "2", "--cold-runs", "1"], ["warm check -> verdict: median", "cold/warm"]),
+    "check_latency.py": (["--rounds", "1", "--exercises", "functional_ops,jit_branch", "--cli-sample", "1"],
+                         ["warm check -> verdict: median", "target: every exercise <= 3 s",
+                          "one-off `jaxlings check`: median", "one-off/warm"]),
     "tui_startup.py": (["--runs", "1"], ["first frame / 1 s target", "heavy modules imported before the first frame"]),
     "train_variants.py": (
-        ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "2", "--variants", "torch_eager,nnx_eager,nnx_jit,jax_scan"],
-        ["faster than nnx_eager", "@nnx.jit >= 25x faster than NNX eager", "mean accuracy gap"],
+        ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "2", "--fused-rounds", "1",
+         "--variants", "torch_eager,nnx_eager,nnx_jit,jax_scan"],
+        ["faster than nnx_eager", "@nnx.jit >= 25x faster than NNX eager", "mean accuracy gap",
+         "ratio lab / independent", "of an independent fused loop"],
     ),
+    "isolation_cost.py": (["--runs", "1", "--cold-runs", "1"], ["process: start", "warm check"]),
     "grade_class.py": (["--submissions", "2", "--exercises", "functional_ops"],
-                       ["grader's own cost per submission", "speed-up with 2 jobs"]),
+                       ["grader's own cost per submission", "speed-up with 2 jobs", "peak memory: worker",
+                        "shard+merge overhead"]),
 }
 
 

@@ -35,7 +35,7 @@ def test_wrapper_prefix_and_env_reach_the_child(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME_SECRET", "not for learners")
     env = {"PATH": "/usr/bin:/bin", "MARK_ENV": "scrubbed", "EXPECTED_CWD": str(tmp_path)}
     with CheckSession(warm=False, child_argv_prefix=["env", "MARK_PREFIX=wrapped"], child_env=env,
-                      cwd=tmp_path) as session:
+                      cwd=tmp_path, isolation=None) as session:
         result = session.run(ex, learner_file=learner)
     assert result.passed, result.message
 

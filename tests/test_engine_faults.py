@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -47,13 +48,20 @@ def check(course, session, monkeypatch):
     catalog = load_catalog(course)
     counter = iter(range(1000))
 
-    def run(source: str, *, exercise: str = "fx_scale", timeout: float | None = None, seed: int | None = None):
+    def run(source: str, *, exercise: str = "fx_scale", timeout: float | None = None, seed: int | None = None,
+            check_source: str | None = None):
         ex = catalog.exercise(exercise)
         if timeout is not None:
             ex = dataclasses.replace(ex, timeout=timeout)
-        path = course / "exercises" / "01_basics" / f"attempt_{next(counter)}_{exercise}.py"
+        n = next(counter)
+        path = course / "exercises" / "01_basics" / f"attempt_{n}_{exercise}.py"
         path.write_text(textwrap.dedent(source))
-        return session.run(ex, learner_file=path, seed=seed)
+        extra = ()
+        if check_source is not None:  # a check module of the test's own, in place of the course's
+            folder = Path(tempfile.mkdtemp(prefix="checks_", dir=course))
+            (folder / f"{ex.check}.py").write_text(textwrap.dedent(check_source))
+            extra = (folder,)
+        return session.run(ex, learner_file=path, seed=seed, extra_check_dirs=extra)
 
     return run
 
@@ -131,19 +139,26 @@ def test_monkeypatching_test_machinery_in_the_child_changes_nothing(check):
     _fails(result, "wrong_result")
 
 
-def test_writing_into_the_checks_folder_does_not_change_the_verdict(check, course):
+def test_writing_into_the_checks_folder_does_not_change_the_verdict(check, course, session):
+    """Without a sandbox the write happens and the verdict must still hold; in one, it cannot."""
     target = course / "checks" / "test_fx_scale.py"
     original = target.read_text()
     try:
-        result = check("""
+        result = check(f"""
             from pathlib import Path
-            checks = Path(__file__).resolve().parents[2] / "checks"
-            (checks / "test_fx_scale.py").write_text("def test_nothing():\\n    pass\\n")
-            (checks / "conftest.py").write_text("import pytest\\n@pytest.fixture\\ndef learner():\\n    return None\\n")
+            checks = Path({str(course / "checks")!r})
+            try:
+                (checks / "test_fx_scale.py").write_text("def test_nothing():\\n    pass\\n")
+                (checks / "conftest.py").write_text("import pytest\\n@pytest.fixture\\ndef learner():\\n    return None\\n")
+            except OSError:
+                pass
             def scale(x, alpha):
                 return x
         """)
-        assert target.read_text().startswith("def test_nothing"), "the write itself should have happened"
+        if session.isolation is not None and session.isolation.sandboxed:
+            assert target.read_text() == original
+        else:
+            assert target.read_text().startswith("def test_nothing"), "the write itself should have happened"
         _fails(result, "wrong_result")
         assert {c.name for c in result.checks} == {"test_scale_matches", "test_scale_under_jit"}
     finally:
@@ -230,7 +245,10 @@ def test_crash_by_signal(check):
 def test_deleting_its_own_file_mid_run(check):
     result = check("""
         import os
-        os.remove(__file__)
+        try:
+            os.remove(__file__)
+        except OSError:
+            pass  # a sandbox's copy is read-only
 
         def scale(x, alpha):
             raise ValueError("gone")
@@ -265,3 +283,130 @@ def test_the_verdict_ignores_what_the_child_prints(check):
             return x
     """)
     _fails(result, "wrong_result")
+
+
+# -- messages -----------------------------------------------------------------------
+
+KEY_REUSE = """
+    import jax
+
+    def scale(x, alpha):
+        key = jax.random.key(0)
+        noise = jax.random.normal(key, x.shape)
+        more = jax.random.normal(key, x.shape)
+        return x * alpha + 1 + 0 * (noise + more)
+"""
+
+KEY_REUSE_CHECK = """
+    import numpy as np
+    {messages}
+
+    def _under_key_reuse(module, x):
+        import jax
+
+        with jax.debug_key_reuse(True):
+            return module.scale(x, 2.0)
+
+    def test_keys_are_used_once(learner, rng):
+        learner.probe(_under_key_reuse, rng.normal(size=(3,)).astype(np.float32))
+"""
+
+
+@pytest.mark.parametrize("messages, expected", [
+    ('MESSAGES = {"KeyReuseError": "Each dropout layer needs its own key: split the key you are given."}',
+     "Each dropout layer needs its own key: split the key you are given."),
+    ("", "split it with jax.random.split"),
+], ids=["the-checks-message", "the-default-message"])
+def test_key_reuse_gets_the_checks_message_and_the_line(check, messages, expected):
+    result = check(KEY_REUSE, check_source=KEY_REUSE_CHECK.format(messages=messages))
+    _fails(result, "exception")
+    assert expected in result.message
+    assert "line 7 of" in result.message and "more = jax.random.normal(key, x.shape)" in result.message
+    assert "Previously-consumed key" not in result.message and "Traceback" not in result.message
+
+
+def test_error_in_a_custom_vjp_rule_names_the_learners_rule(check):
+    result = check("""
+        import jax
+        import jax.numpy as jnp
+
+        @jax.custom_vjp
+        def double(x):
+            return x * 2
+
+        def double_fwd(x):
+            return double(x), None
+
+        def double_bwd(res, g):
+            return g * 2
+
+        double.defvjp(double_fwd, double_bwd)
+
+        def scale(x, alpha):
+            return jax.grad(lambda v: double(v).sum())(jnp.asarray(x)) * 0 + x * alpha + 1
+    """)
+    _fails(result, "exception")
+    assert "line 12: the bwd rule `double_bwd`" in result.message
+    assert "line 18, in scale" in result.message
+    assert "JAX_TRACEBACK_FILTERING" not in result.message and "\n-----" not in result.message
+    assert "jax/_src" not in result.message
+
+
+def test_error_in_a_scan_body_points_at_the_learners_line(check):
+    result = check("""
+        import jax
+        import jax.numpy as jnp
+
+        def body(carry, row):
+            return carry + jnp.ones(carry.shape[0] + 1), row
+
+        def scale(x, alpha):
+            carry, _ = jax.lax.scan(body, jnp.zeros(3), jnp.asarray(x))
+            return x * alpha + 1
+    """)
+    _fails(result, "exception")
+    assert "line 6, in body" in result.message and "line 9, in scale" in result.message
+    assert "JAX_TRACEBACK_FILTERING" not in result.message and "jax/_src" not in result.message
+
+
+def test_reference_that_raises_is_the_courses_fault(check):
+    result = check(CORRECT, check_source="""
+        import numpy as np
+
+        def _broken(module, x):
+            return module.scale(x, 2.0)["no such key"]
+
+        def test_uses_the_reference(learner, reference, rng):
+            x = rng.normal(size=(3,)).astype(np.float32)
+            learner.call("scale", x, 2.0)
+            reference.probe(_broken, x)
+    """)
+    _fails(result, "check_error")
+    assert "problem in the course" in result.message
+    assert "your code returned" not in result.message and "Compare what you return" not in result.message
+
+
+def test_a_bug_in_the_check_module_is_the_courses_fault(check):
+    result = check(CORRECT, check_source="""
+        import numpy as np
+
+        def test_has_a_typo(learner, rng):
+            got = learner.call("scale", rng.normal(size=(3,)).astype(np.float32), 2.0)
+            assert_clsoe(got, got)
+    """)
+    _fails(result, "check_error")
+    assert "problem in the course" in result.message and "assert_clsoe" in result.message
+    assert "Compare what you return" not in result.message
+
+
+def test_timeout_names_the_line_that_was_running(check):
+    result = check("""
+        def spin():
+            while True: pass
+
+        def scale(x, alpha):
+            spin()
+    """, timeout=3)
+    _fails(result, "timeout")
+    assert "It was running line 3 of" in result.message and "while True: pass" in result.message
+    assert "most recent call first" not in result.output

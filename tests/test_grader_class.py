@@ -91,7 +91,8 @@ def add(a, b):
 VANDAL_SCALE = """
 import glob, os
 def scale(x, factor):
-    for target in ["{victim}"] + glob.glob("/tmp/jaxlings-grade-*/slot-*/copy-*/exercises/01_basics/scale.py"):
+    copies = "/tmp/jaxlings-sandboxes-*/grade-*/slot-*/copy-*/exercises/01_basics/scale.py"
+    for target in ["{victim}"] + glob.glob(copies):
         try:
             with open(target, "w") as f:
                 f.write("def scale(x, factor):\\n    return 0\\n")

@@ -19,7 +19,8 @@ def test_gradescope_mode_writes_results_json_under_the_weakest_isolation(tmp_pat
     (submission / "scale.py").write_text(WRONG_SCALE)
     results = tmp_path / "autograder" / "results" / "results.json"
     proc = grade("--gradescope", "--submission", str(submission), "--results", str(results),
-                 "--isolation", "process", "--partial", "--visibility", "after_due_date", "--quiet")
+                 "--isolation", "process", "--i-understand", "--partial", "--visibility", "after_due_date",
+                 "--quiet")
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(results.read_text())
     assert doc["score"] == 2.0 and doc["max_score"] == 3.0
@@ -89,3 +90,27 @@ def test_bad_input_is_a_clear_message_not_a_traceback(tmp_path):
     ]:
         proc = grade(*args)
         assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_the_bundle_locks_solutions_and_checks_away_from_other_users(tmp_path):
+    proc = grade("--bundle", "gradescope", "--out", str(tmp_path), "--checks", str(EXTRA))
+    assert proc.returncode == 0, proc.stderr
+    source = tmp_path / "source"
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
+        zf.extractall(source)
+        run = zf.read("run_autograder").decode()
+        assert "bash /autograder/source/lockdown.sh" in zf.read("setup.sh").decode()
+    assert "--submission-timeout 2100" in run  # inside Gradescope's 40-minute maximum
+    for p in source.rglob("*"):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)  # as unpacked with a permissive umask
+    done = subprocess.run(["bash", str(source / "lockdown.sh"), str(source)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    secret = [source / "solutions/01_basics/add.py", source / "checks/test_add.py",
+              source / "instructor_checks/0/test_add_integers.py", source / "solutions"]
+    for p in secret:
+        assert p.stat().st_mode & 0o077 == 0, p
+    assert (source / "course/engine/child.py").stat().st_mode & 0o004  # the child still imports the engine
+    if os.geteuid() == 0:  # read as an unprivileged user, as graded code runs
+        peek = subprocess.run(["setpriv", "--reuid=61999", "--regid=61999", "--clear-groups", "cat",
+                               str(source / "solutions/01_basics/add.py")], capture_output=True, text=True)
+        assert peek.returncode != 0 and "def add" not in peek.stdout

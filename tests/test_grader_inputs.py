@@ -76,10 +76,51 @@ def test_links_are_skipped_not_followed(tmp_path):
     assert not (dest2 / "peek.py").exists()
 
 
-def test_size_cap_stops_a_bomb(tmp_path):
-    bomb = _zip(tmp_path / "bomb.zip", {"big.bin": b"\0" * (3 * 1024 * 1024)})
-    with pytest.raises(ArchiveError, match="MiB"):
-        extract_archive(bomb, tmp_path / "out", max_bytes=1024 * 1024)
+def test_size_cap_stops_a_bomb_and_keeps_the_exercises(tmp_path):
+    bomb = _zip(tmp_path / "bomb.zip", {"big.bin": b"\0" * (3 * 1024 * 1024), "zz/add.py": b"x = 1\n",
+                                        **{f"part{i}.bin": b"\0" * 400_000 for i in range(4)}})
+    result = extract_archive(bomb, tmp_path / "out", max_bytes=1024 * 1024)
+    assert (tmp_path / "out" / "zz/add.py").read_bytes() == b"x = 1\n"
+    assert result.bytes <= 1024 * 1024 and not (tmp_path / "out" / "big.bin").exists()
+    assert any(s.startswith("big.bin (3.0 MiB: over the 1 MiB limit") for s in result.skipped), result.skipped
+    assert sum(s.startswith("part") for s in result.skipped) == 2
+
+
+def test_a_data_file_larger_than_the_limit_does_not_cost_the_exercises_in_a_tar(tmp_path):
+    members = {"data/big.csv": b"1," * 600_000, "exercises/01_basics/add.py": b"x = 1\n"}
+    result = extract_archive(_tar(tmp_path / "a.tar.gz", members), tmp_path / "out", max_bytes=1024 * 1024)
+    assert (tmp_path / "out/exercises/01_basics/add.py").exists()
+    assert [s.split(" ")[0] for s in result.skipped] == ["data/big.csv"]
+
+
+def _tar_with_hardlinks(path: Path, links: dict[str, str]) -> Path:
+    with tarfile.open(path, "w") as tf:
+        data = b"def add(a, b):\n    return a + b\n"
+        info = tarfile.TarInfo("orig/add.py")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+        for name, target in links.items():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.LNKTYPE
+            info.linkname = target
+            tf.addfile(info)
+    return path
+
+
+def test_a_hard_link_to_a_member_of_the_archive_is_kept_as_a_copy(tmp_path):
+    secret = tmp_path / "secret.py"
+    secret.write_text("solution")
+    archive = _tar_with_hardlinks(tmp_path / "h.tar", {"exercises/01_basics/add.py": "orig/add.py",
+                                                        "peek.py": str(secret), "up.py": "../secret.py",
+                                                        "ghost.py": "not/there.py"})
+    dest = tmp_path / "out"
+    result = extract_archive(archive, dest)
+    copy = dest / "exercises/01_basics/add.py"
+    assert copy.read_text().startswith("def add") and not copy.is_symlink()
+    assert copy.stat().st_ino != (dest / "orig/add.py").stat().st_ino  # a copy, never a link
+    for name in ("peek.py", "up.py", "ghost.py"):
+        assert not (dest / name).exists()
+        assert any(s.startswith(f"{name} (a hard link") for s in result.skipped), result.skipped
 
 
 def test_not_an_archive_is_a_clear_error(tmp_path):
@@ -99,6 +140,49 @@ def test_discover_lists_folders_and_archives_with_unique_ids(tmp_path):
     assert [s.id for s in subs] == ["alice", "alice-2", "bob_smith"]
     assert [s.is_archive for s in subs] == [False, True, False]
     assert ignored == ["notes.txt (neither a folder nor a .zip/.tar archive)"]
+
+
+def test_unsupported_hand_ins_are_learners_with_a_reason(tmp_path):
+    (tmp_path / "carol.7z").write_bytes(b"7z\xbc\xaf")
+    (tmp_path / "dave.rar").write_bytes(b"Rar!")
+    (tmp_path / "erin.py").write_text("def add(a, b): return a + b\n")
+    (tmp_path / "notes.txt").write_text("not a submission")
+    subs, ignored = discover(tmp_path)
+    assert {s.id: s.problem.split(";")[0] for s in subs} == {
+        "carol": "carol.7z is a 7-Zip archive", "dave": "dave.rar is a RAR archive",
+        "erin": "erin.py is a loose Python file"}
+    assert ignored == ["notes.txt (neither a folder nor a .zip/.tar archive)"]
+
+
+def test_a_deeply_nested_hand_in_is_found_and_a_bounded_search_says_where_it_stopped(tmp_path, monkeypatch):
+    import course.grader.discovery as discovery
+
+    deep = "a/b/c/d/e/f/g/h/exercises/01_basics/add.py"
+    _files(tmp_path, [deep])
+    assert locate(tmp_path, EXPECTED)["add"].relative == deep
+    monkeypatch.setattr(discovery, "MAX_DEPTH", 3)
+    scan = discovery.scan_files(tmp_path)
+    assert scan.files == [] and "3 levels deep" in scan.stopped
+
+
+def test_copies_take_exercise_files_first_and_name_what_was_left_out(tmp_path):
+    from course.grader.worker import MAX_COPY_BYTES, copy_plan
+
+    _files(tmp_path, ["exercises/01_basics/add.py", "zz/helper.py"])
+    big = tmp_path / "aaa_data.bin"
+    with open(big, "wb") as f:
+        f.truncate(70 * 1024 * 1024)  # sparse: 70 MiB by its size, nothing on the disk
+    files = discovery_files(tmp_path)
+    kept, left_out = copy_plan(tmp_path, files, [tmp_path / "exercises/01_basics/add.py"])
+    assert kept[0] == tmp_path / "exercises/01_basics/add.py" and tmp_path / "zz/helper.py" in kept
+    assert big not in kept and left_out == ["aaa_data.bin (70.0 MiB)"]
+    assert sum(f.stat().st_size for f in kept) <= MAX_COPY_BYTES
+
+
+def discovery_files(root: Path) -> list[Path]:
+    from course.grader.discovery import regular_files
+
+    return regular_files(root)
 
 
 def _files(root: Path, rels: list[str]) -> None:

@@ -131,3 +131,59 @@ def test_gradescope_results_have_the_documented_fields(partial):
         assert SECRET not in test["output"] and "assert got" not in test["output"]
     assert sum(t["score"] for t in doc["tests"]) == pytest.approx(doc["score"])
     assert sum(t["max_score"] for t in doc["tests"]) == pytest.approx(doc["max_score"])
+
+
+def test_lone_surrogates_and_control_characters_cannot_break_any_report(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    sub = _submission(Scheme())
+    hostile = "boom \ud800 \x00 \x1b[2J \x9b \u202e end"
+    sub["id"] = "=HYPERLINK(1)"
+    sub["notes"] = [hostile]
+    sub["exercises"]["scale"]["checks"][1]["message"] = hostile
+    sub["exercises"]["scale"]["message"] = hostile
+    path = tmp_path / "junit.xml"
+    path.write_text(junit_xml([sub], [SECRET]), encoding="utf-8")
+    ET.parse(path)
+    for text in (junit_xml([sub], [SECRET]), feedback_text(sub, [SECRET]), results_json(sub, [SECRET]),
+                 gradebook_csv(["add"], [sub])):
+        text.encode("utf-8")
+        assert not any(c in text for c in "\x00\x1b\x9b\u202e"), text
+    assert "\\x1b[2J" in feedback_text(sub, [SECRET])
+    assert next(csv.reader(io.StringIO(gradebook_csv(["add"], [sub]).splitlines()[1])))[0] == "'=HYPERLINK(1)"
+
+
+def test_partial_credit_is_exact_a_full_score_equals_the_maximum(tmp_path):
+    f = tmp_path / "points.toml"
+    f.write_text('[exercises]\nscale = 1\nadd = 0.1\n[checks]\n"scale::test_0" = 1\n"scale::test_1" = 1\n'
+                 '"scale::test_2" = 1\n"add::test_0" = 7\n')
+    scheme = load_scheme(f, partial=True, known={"add", "scale"})
+    exercises = {}
+    for name, n in (("scale", 3), ("add", 7)):
+        exercises[name] = exercise_entry(name, scheme=scheme, max_points=scheme.points_for(name, 1), passed=True,
+                                         cause=None, message="", seed=1, duration=0.1,
+                                         checks=_checks(*["passed"] * n))
+    sub = finish(dict(id="x", exercises=exercises), {k: v["max_points"] for k, v in exercises.items()})
+    assert sub["total"] == sub["max_total"] == 1.1
+    assert exercises["scale"]["points"] == 1.0
+    from fractions import Fraction
+    assert sum(Fraction(c["points_exact"]) for c in exercises["scale"]["checks"]) == 1
+    doc = json.loads(results_json(sub, [], partial=True))
+    assert doc["score"] == doc["max_score"] == 1.1
+
+
+def test_gradescope_results_are_written_before_and_after_each_exercise(tmp_path):
+    from course.grader.gradescope import ProgressiveResults
+
+    path = tmp_path / "results" / "results.json"
+    progress = ProgressiveResults(path, [SECRET], visibility="visible", partial=False, note="small container")
+    progress.start(dict(points={"add": 2.0, "scale": 1.0}, partial=False))
+    doc = json.loads(path.read_text())
+    assert doc["score"] == 0 and doc["max_score"] == 3.0 and "small container" in doc["output"]
+    assert [t["status"] for t in doc["tests"]] == ["failed", "failed"]
+    assert all("not reached" in t["output"] for t in doc["tests"])
+    done = _submission(Scheme())["exercises"]["add"]
+    progress.exercise(dict(event="exercise", submission="submission", exercise="add", result=done))
+    doc = json.loads(path.read_text())
+    assert doc["score"] == 2.0 and doc["tests"][0]["status"] == "passed" and "not reached" in doc["tests"][1]["output"]
+    assert [p.name for p in path.parent.iterdir()] == ["results.json"]  # no temporary file left behind

@@ -16,6 +16,7 @@ import pytest
 from course.lab import api
 from course.lab.api import VARIANTS, LabConfig, LabConfigError, LabReport, Progress, run_lab
 from course.lab.child import LabChildError, run_lab_in_child
+from course.lab.numbers import PLOT_MARKERS, SPEEDUP_BASIS, fmt_speedup
 from course.titanic import TitanicDataError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,10 +59,13 @@ def test_nnx_jit_and_split_merge_are_the_same_computation(short_run):
 def test_timing_is_split_into_compile_and_steady_state(short_run):
     report, _ = short_run
     for r in report.results:
-        assert r.compile_s > 0 and r.init_s >= 0, r.variant
-        assert r.total_s >= r.init_s + r.compile_s, r.variant
+        assert r.first_step_s > 0 and r.init_s >= 0, r.variant
+        assert r.total_s >= r.init_s + r.first_step_s, r.variant
         assert r.ms_per_epoch > 0 and r.steps_per_s > 0, r.variant
         assert r.ms_per_epoch == pytest.approx(1000 * (891 // 32) / r.steps_per_s)
+        # Eager code compiles nothing: its first step is a warm-up, not a compile time.
+        assert (r.compile_s is None) == r.variant.endswith("_eager"), r.variant
+        assert r.compile_s is None or r.compile_s == r.first_step_s
     eager = report.result("nnx_eager")
     assert eager.extrapolated and eager.full_run_s > eager.total_s
     jit = report.result("nnx_jit")
@@ -77,29 +81,32 @@ def test_progress_reports_every_variant_up_to_its_last_epoch(short_run):
         assert [p.epoch for p in mine] == sorted(p.epoch for p in mine)
 
 
-def test_speedups_compare_with_both_baselines(short_run):
+def test_speedups_compare_with_both_baselines_on_one_basis(short_run):
     report, _ = short_run
     speed = report.speedups()
-    for basis in ("steady_state", "whole_run"):
-        assert speed[basis]["vs_nnx_eager"]["nnx_eager"] == pytest.approx(1.0)
-        assert speed[basis]["vs_torch_eager"]["torch_eager"] == pytest.approx(1.0)
+    assert speed["basis"] == SPEEDUP_BASIS and "steady-state ms per epoch" in SPEEDUP_BASIS
+    assert speed["vs_nnx_eager"]["nnx_eager"] == pytest.approx(1.0)
+    assert speed["vs_torch_eager"]["torch_eager"] == pytest.approx(1.0)
     eager, jit = report.result("nnx_eager"), report.result("nnx_jit")
-    assert speed["steady_state"]["vs_nnx_eager"]["nnx_jit"] == pytest.approx(eager.ms_per_epoch / jit.ms_per_epoch)
+    assert speed["vs_nnx_eager"]["nnx_jit"] == report.speedup("nnx_jit", "nnx_eager") == pytest.approx(
+        eager.ms_per_epoch / jit.ms_per_epoch)
 
 
 def test_json_report_schema(short_run):
     report, _ = short_run
     data = json.loads(json.dumps(report.to_dict(), allow_nan=False))
-    assert data["schema_version"] == api.SCHEMA_VERSION == 1
+    assert data["schema_version"] == api.SCHEMA_VERSION == 2
     assert set(data) == {"schema_version", "cancelled", "hardware", "config", "data", "versions", "results", "speedups"}
     assert data["hardware"]["jax_platform"] and data["hardware"]["jax_devices"]
     assert {"jax", "flax", "optax", "torch", "python", "jaxlings"} <= set(data["versions"])
     assert data["data"] == {**data["data"], "n_train": 891, "n_test": 418, "steps_per_epoch": 27, "dropped_per_epoch": 27}
     assert [r["variant"] for r in data["results"]] == list(VARIANTS)
     for r in data["results"]:
-        for key in ("label", "epochs", "compile_s", "total_s", "ms_per_epoch", "steps_per_s", "final_loss",
-                    "test_accuracy", "losses", "status", "error", "input_path", "full_run_s", "extrapolated"):
+        for key in ("label", "epochs", "compile_s", "first_step_s", "total_s", "ms_per_epoch", "steps_per_s",
+                    "final_loss", "test_accuracy", "losses", "status", "error", "input_path", "full_run_s",
+                    "extrapolated"):
             assert key in r
+    assert set(data["speedups"]) == {"basis", "vs_nnx_eager", "vs_torch_eager"}
 
 
 def test_report_survives_its_json_form(short_run):
@@ -107,6 +114,104 @@ def test_report_survives_its_json_form(short_run):
     again = LabReport.from_dict(json.loads(json.dumps(report.to_dict())))
     assert again.to_dict() == report.to_dict()
     assert again.speedups() == report.speedups()
+
+
+# --- what the terminal shows: built from a report with known numbers --------------
+
+# A 2-core CPU's steady-state ms/epoch: a 2,000x range, from NNX eager to the fused loop.
+MS_PER_EPOCH = {"torch_eager": 21.4, "nnx_eager": 862.0, "nnx_jit": 27.6, "nnx_split_merge": 4.81,
+                "linen_jit": 2.03, "jax_scan": 0.381}
+
+
+def known_report(epochs: int = 500, eager_epochs: int = 20) -> LabReport:
+    config = LabConfig(list(VARIANTS), epochs=epochs, epochs_per_variant={"nnx_eager": eager_epochs})
+    results = []
+    for i, (variant, ms) in enumerate(MS_PER_EPOCH.items()):
+        n, eager = config.epochs_for(variant), variant.endswith("_eager")
+        results.append(api.VariantResult(
+            variant=variant, label=VARIANTS[variant], epochs=n, compile_s=None if eager else 0.4 + i / 10,
+            first_step_s=0.05 if eager else 0.4 + i / 10, total_s=ms * n / 1000, ms_per_epoch=ms,
+            steps_per_s=27_000 / ms, final_loss=0.43 + i / 1000, test_accuracy=0.79 + i / 1000,
+            losses=[0.68 - 0.045 * i - 0.1 * k / n for k in range(n)], status="ok", input_path=api.INPUT_PATHS[variant],
+            full_run_s=ms * epochs / 1000, extrapolated=n < epochs))
+    hardware = api.Hardware("cpu", ["cpu:0"], "cpu", "JAX on CPU (1 device: cpu); PyTorch on cpu; 2 CPU cores", 2)
+    return LabReport(hardware, config, results, {}, steps_per_epoch=27, dropped_per_epoch=27, n_train=891, n_test=418)
+
+
+def printed_report(report: LabReport, width: int, plot: bool = False) -> str:
+    from rich.console import Console
+
+    from course.lab.cli import _print_report
+
+    console = Console(width=width, record=True, color_system=None, file=open(os.devnull, "w"))
+    _print_report(report, console, plot=plot)
+    return console.export_text()
+
+
+def test_cli_report_is_readable_at_80_columns():
+    report = known_report()
+    text = printed_report(report, 80)
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for r in report.results:
+        assert fmt_speedup(report.speedup(r.variant, "nnx_eager")) in text
+        assert fmt_speedup(report.speedup(r.variant, "torch_eager")) in text
+        assert f"{r.test_accuracy:.3f}" in text and f"{r.final_loss:.4f}" in text
+    # The slowest variant against the fastest baseline is a small ratio, not 0.0×.
+    assert "0.025×" in text and "0.0×" not in text
+
+
+def test_speedups_keep_two_significant_digits_below_one():
+    assert [fmt_speedup(x) for x in (2268.4, 32.24, 1.0, 0.776, 0.0248, 0.00123, None)] == [
+        "2,268×", "32.2×", "1.0×", "0.78×", "0.025×", "0.0012×", "-"]
+
+
+def table_rows(text: str, title: str) -> dict[str, list[str]]:
+    """The rows of one printed table, by variant, split into cells on runs of 2+ spaces."""
+    import re
+
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(title))
+    rows = {}
+    for line in lines[start + 1:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if cells[0] in VARIANTS:
+            rows[cells[0]] = cells
+        elif rows and not line.strip():
+            break
+    return rows
+
+
+def test_cli_leaves_compile_empty_for_eager_variants_and_marks_extrapolation_once():
+    text = printed_report(known_report(), 80)
+    speed = table_rows(text, "Speed")
+    # Variant, Compile s, ms/epoch, Full run s, ×NNX eager, ×PyTorch: eager rows have one cell fewer.
+    assert len(speed["torch_eager"]) == len(speed["nnx_eager"]) == 5
+    assert len(speed["nnx_jit"]) == 6 and speed["nnx_jit"][1] == "0.60"
+    assert speed["nnx_eager"][2] == "431.00*" and "* extrapolated from 20 epochs to 500" in text
+    assert "≈" not in text
+
+
+def test_cli_loss_plot_tells_variants_apart_without_colour_and_keeps_its_key_off_the_curves(capsys):
+    printed_report(known_report(epochs=60, eager_epochs=20), 80, plot=True)
+    plot = capsys.readouterr().out
+    lines = plot.splitlines()
+    axis = next(i for i, line in enumerate(lines) if line.strip() == "epoch")
+    canvas, key = "\n".join(lines[:axis]), "\n".join(lines[axis + 1:])
+    assert "Training loss per epoch" in canvas
+    for variant, marker in PLOT_MARKERS.items():
+        assert marker in canvas, variant  # every curve is drawn with its own character
+        assert f"{marker} {variant}" in key
+        assert variant not in canvas  # the key is not printed over the curves
+    assert "\x1b[" not in plot
+
+
+def test_version_1_reports_still_load():
+    data = known_report().to_dict()
+    data["schema_version"] = 1
+    for r in data["results"]:
+        del r["first_step_s"]
+    assert LabReport.from_dict(data).result("jax_scan").ms_per_epoch == MS_PER_EPOCH["jax_scan"]
 
 
 def test_child_process_run_reports_progress_and_the_same_kind_of_results():
@@ -117,7 +222,7 @@ def test_child_process_run_reports_progress_and_the_same_kind_of_results():
     assert all(len(r.losses) == 6 and r.test_accuracy > 0.6 and r.ms_per_epoch > 0 for r in report.results)
     assert {p.variant for p in progress} == {"torch_eager", "linen_jit"}
     assert all(isinstance(p, Progress) and p.epoch <= 6 for p in progress)
-    assert report.speedups()["steady_state"]["vs_torch_eager"]["linen_jit"] > 0
+    assert report.speedup("linen_jit", "torch_eager") > 0
 
 
 def test_child_process_run_stops_and_keeps_what_finished():
@@ -199,7 +304,7 @@ def test_a_failing_variant_is_reported_and_the_others_still_run(monkeypatch):
     broken, ok = report.results
     assert broken.status == "failed" and "simulated out-of-memory" in broken.error and broken.traceback
     assert ok.status == "ok"
-    assert report.failed and report.speedups()["steady_state"]["vs_torch_eager"]["nnx_split_merge"] is None
+    assert report.failed and report.speedups()["vs_torch_eager"]["nnx_split_merge"] is None
 
 
 @pytest.mark.parametrize(
@@ -237,7 +342,7 @@ def test_cli_runs_writes_json_and_exits_zero(tmp_path):
     assert "linen_jit" in proc.stdout and "jax_scan" in proc.stdout and "dropped" in proc.stdout
     assert "Training loss per epoch" in proc.stdout
     data = json.loads(out.read_text())
-    assert data["schema_version"] == 1 and [r["status"] for r in data["results"]] == ["ok", "ok"]
+    assert data["schema_version"] == 2 and [r["status"] for r in data["results"]] == ["ok", "ok"]
     assert data["config"]["epochs"] == 3 and len(data["results"][1]["losses"]) == 3
 
 
@@ -285,18 +390,23 @@ def test_cli_ctrl_c_stops_cleanly_prints_and_exits_130(tmp_path):
         [sys.executable, "-m", "course", "train", "--variants", "nnx_eager,linen_jit", "--no-plot", "--json", str(out)],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    before: list[str] = []
     try:
-        for line in proc.stderr:  # the handler is installed before this line is printed
-            if line.startswith("Running on:"):
+        # Synchronise on what the command says, not on time: "Training nnx_eager" is printed
+        # once training starts, after every note about the settings.
+        for line in proc.stderr:
+            before.append(line)
+            if line.startswith("Training nnx_eager"):
                 break
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, rest = proc.communicate(timeout=120)
     finally:
         proc.kill()
+    stderr = "".join(before) + rest
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
-    # NNX eager's default 500 epochs would take minutes: the lab says so and runs fewer.
-    assert "Running it for 20 epochs and extrapolating" in " ".join(stderr.split())
+    # NNX eager's default 500 epochs would take minutes: the lab said so before it started.
+    assert "Running it for 20 epochs and extrapolating" in " ".join("".join(before).split())
     assert "cancelled" in stdout
     data = json.loads(out.read_text())
     assert data["cancelled"] is True and all(r["status"] == "cancelled" for r in data["results"])

@@ -2,6 +2,8 @@
 
 - `runner`: runs pytest on a check module in this (trusted) process and builds the verdict;
 - `sandbox`: starts, limits and ends the learner's process;
+- `isolation`: what that process may see and do (an allow-list sandbox; tiers; host folders);
+- `launcher`: the sandbox built from user namespaces, run as a stand-alone script;
 - `child`: the learner's process itself (untrusted: nothing it says is believed);
 - `wire`: plain data, the only thing that crosses between the two;
 - `checking`: what checks use to judge evidence (assertions, failures).

@@ -22,6 +22,7 @@ if __name__ == "__main__":
     # putting the learner's folder or the current directory on sys.path.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+import faulthandler
 import inspect
 import json
 import linecache
@@ -92,7 +93,7 @@ class Child:
         # Strict, like the editor and `course.workspace.read_source`: a file that is not
         # UTF-8 fails here, before any of its code runs, even where compile() would let
         # a stray byte in a comment through.
-        from course.workspace import first_non_utf8, utf8_problem
+        from course.engine.source_text import first_non_utf8, utf8_problem
 
         bad = first_non_utf8(source)
         if bad is not None:
@@ -195,14 +196,28 @@ class Child:
             return Failure("exit", f"your code called sys.exit({e.code!r}) {during}.", code=_exit_code(e.code))
         if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in str(e)[:500]:
             return Failure("out_of_memory", f"your code ran out of memory {during}.\n" + self._trimmed(e))
-        return Failure("exception", f"{type(e).__name__} {during}.\n" + self._trimmed(e))
+        extra: dict[str, Any] = {"error": type(e).__name__}
+        line = self._learner_line(e)
+        if line is not None:
+            extra["line"] = line
+        return Failure("exception", f"{type(e).__name__} {during}.\n" + self._trimmed(e), **extra)
+
+    def _learner_frames(self, e: BaseException) -> list[traceback.FrameSummary]:
+        return [f for f in traceback.extract_tb(e.__traceback__) if f.filename in (self.path, PROBE_FILE)]
+
+    def _learner_line(self, e: BaseException) -> int | None:
+        lines = [f.lineno for f in self._learner_frames(e) if f.filename == self.path]
+        return lines[-1] if lines else None
 
     def _trimmed(self, e: BaseException) -> str:
-        """The traceback reduced to the learner's own lines (and the check's probe)."""
-        frames = [
-            f for f in traceback.extract_tb(e.__traceback__) if f.filename in (self.path, PROBE_FILE)
-        ]
+        """The traceback reduced to the learner's own lines (and the check's probe).
+
+        JAX already hides its own frames from tracebacks and says so in a note
+        about JAX_TRACEBACK_FILTERING; here every frame outside the learner's
+        file is gone, so that note (and JAX's separator line) is only noise.
+        """
         lines = []
+        frames = self._learner_frames(e)
         if frames:
             lines.append("Traceback (your code):")
             for f in frames:
@@ -210,11 +225,36 @@ class Child:
                 lines.append(f'  {where}, line {f.lineno}, in {f.name}')
                 if f.line:
                     lines.append(f"    {f.line.strip()}")
-        text = "".join(traceback.format_exception_only(type(e), e)).strip()
+        lines.extend(self._rules_named_in(e))
+        text = _exception_text(e)
         if len(text) > MAX_MESSAGE_TEXT:
             text = text[:MAX_MESSAGE_TEXT] + " [...]"
         lines.append(text.replace(self.path, self.display) if self.path else text)
         return "\n".join(lines)
+
+    def _rules_named_in(self, e: BaseException) -> list[str]:
+        """Where the learner defined the custom rule an error is about.
+
+        JAX checks a custom_vjp's backward rule after the rule has returned,
+        so no frame of the learner's file is left in the traceback; the rule
+        itself is still registered on the learner's function."""
+        text = str(e)[:2000].lower()
+        if "custom vjp" not in text and "custom_vjp" not in text and "custom jvp" not in text \
+                and "custom_jvp" not in text:
+            return []
+        named = [a for a in ("fwd", "bwd", "jvp") if f"{a} rule" in text or f"{a} function" in text]
+        found = []
+        for value in list(vars(self.module).values()) if self.module is not None else []:
+            for attr in named or ("fwd", "bwd", "jvp"):
+                rule = _instance_attr(value, attr)
+                code = getattr(rule, "__code__", None) if inspect.isfunction(rule) else None
+                if code is not None and code.co_filename == self.path:
+                    source = linecache.getline(self.path, code.co_firstlineno).strip()
+                    found.append(f"  {self.display}, line {code.co_firstlineno}: the {attr} rule `{rule.__name__}`"
+                                 + (f"\n    {source}" if source else ""))
+        if found:
+            found.insert(0, "Your custom rules:")
+        return found
 
     def _syntax_message(self, e: SyntaxError) -> str:
         lines = [f"{self.display}, line {e.lineno}: {e.msg}"]
@@ -237,6 +277,12 @@ class Child:
         op = getattr(self, "op_" + str(msg.get("op")), None)
         if op is None:
             return {"ok": False, "cause": "check_error", "message": f"unknown operation {msg.get('op')!r}"}
+        # Just before the parent's time limit, every thread's stack goes to stderr (which the
+        # parent drains), written by faulthandler's own thread: a timeout can then name the
+        # line that was running, however the learner's code is stuck.
+        dump_after = msg.get("dump_after")
+        if type(dump_after) in (int, float) and 0 < dump_after < 1e6:
+            faulthandler.dump_traceback_later(dump_after, file=sys.stderr)
         try:
             value = op(msg)
             return {"ok": True, "value": to_wire(value)}
@@ -246,6 +292,27 @@ class Child:
             return {"ok": False, "cause": "not_plain_data", "message": str(e)}
         except BaseException as e:  # noqa: BLE001 - report, never die silently
             return {"ok": False, **_as_dict(self._failure_from(e, "in the check"))}
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+
+
+def _instance_attr(value: Any, attr: str) -> Any:
+    """A rule stored on a custom_vjp / custom_jvp object (instance attributes only)."""
+    try:
+        return object.__getattribute__(value, "__dict__").get(attr)
+    except Exception:  # noqa: BLE001 - no __dict__, or a hostile one
+        return None
+
+
+def _exception_text(e: BaseException) -> str:
+    """`Type: message` and the exception's notes, without JAX's note on traceback filtering."""
+    try:
+        head = "".join(traceback.format_exception_only(type(e), e)).strip()
+    except Exception:  # noqa: BLE001 - a learner's exception with a broken __str__
+        head = type(e).__name__
+    kept = [line for line in head.splitlines()
+            if "JAX_TRACEBACK_FILTERING" not in line and set(line.strip()) != {"-"}]
+    return "\n".join(kept).strip()
 
 
 def _as_dict(f: Failure) -> dict:
@@ -296,7 +363,14 @@ def _set_memory_limit(mb: int) -> None:
         pass  # the RSS watch in the parent still applies
 
 
+# Libraries a child may import ahead of time when the parent names them
+# (JAXLINGS_PRELOAD): the heavy ones some exercises use.
+PRELOADABLE = ("flax.linen", "orbax.checkpoint", "pandas", "torch", "torch.utils.data")
+
+
 def _preload() -> None:
+    import importlib
+
     import numpy  # noqa: F401
     import jax
     import jax.numpy as jnp
@@ -305,6 +379,12 @@ def _preload() -> None:
 
     # Start the backend now so the first learner call does not pay for it.
     jax.block_until_ready(jax.jit(lambda x: x + 1)(jnp.zeros(2)))
+    for name in os.environ.get("JAXLINGS_PRELOAD", "").split(","):
+        if name in PRELOADABLE:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the learner's own import will say what is wrong
+                pass
 
 
 def _die_with_parent() -> None:

@@ -14,6 +14,7 @@ and the reference modules warm and answers in well under a second.
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import inspect
 import os
@@ -26,10 +27,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course import paths
 from course.engine import checking
 from course.catalog import Exercise, checks_dir
 from course.engine.checking import CheckFailure, LearnerFailure
 from course.engine.wire import from_wire, to_plain, to_wire
+from course.engine.isolation import Isolation, for_checks
 from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess, WarmPool, child_environment, encode_args
 
 CAUSES = (
@@ -109,13 +112,19 @@ def draw_seed(seed: int | None = None) -> int:
 class CheckSettings:
     timeout: float | None = None
     child_env: dict[str, str] = field(default_factory=dict)
+    # Friendly messages by exception name (e.g. "KeyReuseError"), for errors the
+    # check provokes on purpose in the learner's code.
+    messages: dict[str, str] = field(default_factory=dict)
+    # False for a check whose reference results depend on more than their inputs
+    # (a clock, files): the reference then runs every time.
+    cache_reference: bool = True
 
 
 _SETTINGS_CACHE: dict[tuple[str, int], CheckSettings] = {}
 
 
 def check_settings(path: Path) -> CheckSettings:
-    """TIMEOUT and CHILD_ENV, read as literals from the module's source.
+    """TIMEOUT, CHILD_ENV, MESSAGES and CACHE_REFERENCE, read as literals from the module's source.
 
     Read before pytest imports the module because the child's environment must
     be chosen before the learner's process starts.
@@ -123,7 +132,7 @@ def check_settings(path: Path) -> CheckSettings:
     stat = path.stat()
     key = (str(path), stat.st_mtime_ns)
     if key not in _SETTINGS_CACHE:
-        timeout, env = None, {}
+        timeout, env, messages, cache_reference = None, {}, {}, True
         for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
@@ -131,7 +140,11 @@ def check_settings(path: Path) -> CheckSettings:
                     timeout = float(ast.literal_eval(node.value))
                 elif name == "CHILD_ENV":
                     env = {str(k): str(v) for k, v in ast.literal_eval(node.value).items()}
-        _SETTINGS_CACHE[key] = CheckSettings(timeout, env)
+                elif name == "MESSAGES":
+                    messages = {str(k): str(v) for k, v in ast.literal_eval(node.value).items()}
+                elif name == "CACHE_REFERENCE":
+                    cache_reference = bool(ast.literal_eval(node.value))
+        _SETTINGS_CACHE[key] = CheckSettings(timeout, env, messages, cache_reference)
     return _SETTINGS_CACHE[key]
 
 
@@ -144,6 +157,112 @@ def time_budget(exercise: Exercise, check_path: Path | None = None) -> float:
     return check_settings(check_path or exercise.check_path()).timeout or DEFAULT_TIMEOUT
 
 
+# -- compiled programs kept between processes ----------------------------------
+
+
+@dataclass(frozen=True)
+class CompileCache:
+    """Folders where JAX keeps compiled programs between processes.
+
+    JAX treats its compilation cache as trusted: whoever can write an entry
+    decides what native code a later process runs. So the trusted side (this
+    process and the reference's own children) and the learner's children never
+    share one, and a session uses the trusted one only where learner children
+    cannot write it (`_usable_cache`). The learner's folder is read and written
+    only by learner processes; it lies outside the workspace, whose path the
+    learner's environment must not name.
+    """
+
+    trusted: Path | None
+    learner: Path | None
+
+    def learner_env(self) -> dict[str, str]:
+        return _cache_env(self.learner) if self.learner is not None else {}
+
+    def trusted_env(self) -> dict[str, str]:
+        return _cache_env(self.trusted) if self.trusted is not None else {}
+
+
+# JAX's own size limit re-reads every entry's access time on every write
+# (seconds per check with a few hundred small entries), so its cache runs
+# unbounded and a session trims it to this size when it starts.
+CACHE_MAX_BYTES = 512 * 1024 * 1024
+
+
+def _cache_env(folder: Path) -> dict[str, str]:
+    # Every program, however small or quick to compile: the checks' programs are small.
+    return {
+        "JAX_COMPILATION_CACHE_DIR": str(folder),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+        "JAX_COMPILATION_CACHE_MAX_SIZE": "-1",
+    }
+
+
+def _trim_cache(folder: Path, max_bytes: int = CACHE_MAX_BYTES) -> None:
+    """Delete the least recently written entries until the folder holds at most `max_bytes`."""
+    try:
+        entries = []
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    entries.append((st.st_mtime, st.st_size, entry.path))
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= max_bytes:
+            break
+        try:
+            os.unlink(path)
+            total -= size
+        except OSError:
+            pass
+
+
+def workspace_compile_cache(state_dir: Path | None = None) -> CompileCache:
+    """The caches of one learner's workspace (`.jaxlings/` by default).
+
+    Only for a learner's own checks: the grader, where submissions must not
+    reach one another, uses none.
+    """
+    import platformdirs
+
+    state = Path(state_dir) if state_dir is not None else paths.state_dir()
+    state = state.resolve()
+    digest = hashlib.sha256(str(state).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    learner = Path(platformdirs.user_cache_dir("jaxlings")) / f"learner-xla-{digest}"
+    return CompileCache(trusted=state / "xla-cache", learner=learner)
+
+
+def _private_folder(folder: Path) -> bool:
+    """Create `folder` readable only by this user; False when that is impossible."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.stat()
+        if st.st_uid != os.getuid():
+            return False  # someone else's folder: its entries cannot be trusted
+        if st.st_mode & 0o077:
+            os.chmod(folder, 0o700)
+        return True
+    except OSError:
+        return False
+
+
+def _use_trusted_cache(folder: Path) -> None:
+    """Point this process's JAX at the trusted cache, unless the user chose one."""
+    import jax
+
+    current = jax.config.jax_compilation_cache_dir
+    if current is not None:
+        return  # already set: by an earlier session, or by the user (JAX_COMPILATION_CACHE_DIR)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    jax.config.update("jax_compilation_cache_max_size", -1)
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+
+
 # -- the two sides a check talks to ---------------------------------------------
 
 
@@ -154,6 +273,7 @@ class LearnerProxy:
         self._run = run
         self._proc: LearnerProcess | None = None
         self._failure: LearnerFailure | None = None
+        self._loaded_path = ""
 
     def _process(self) -> LearnerProcess:
         if self._failure is not None:
@@ -163,8 +283,9 @@ class LearnerProxy:
             self._proc = run.session._take_child(run.child_env)
             t0 = time.monotonic()
             self._proc.wait_ready(t0 + READY_TIMEOUT)
+            self._loaded_path = self._proc.stage(run.learner_file)
             try:
-                self._request({"op": "load", "path": str(run.learner_file), "display": run.display,
+                self._request({"op": "load", "path": self._loaded_path, "display": run.display,
                                "module": run.learner_file.stem}, "while importing your file")
             except LearnerFailure as f:
                 self._failure = f
@@ -178,11 +299,18 @@ class LearnerProxy:
             raise LearnerFailure("timeout", f"your code used up the {run.budget:g} s allowed for this exercise.")
         assert self._proc is not None
         t0 = time.monotonic()
+        # The child writes its stacks a little before the limit, so a timeout can name the running line.
+        msg = {**msg, "dump_after": max(0.1, remaining - min(1.0, remaining * 0.1))}
         try:
             return self._proc.request(msg, t0 + remaining, during=during)
         except LearnerFailure as f:
             if f.cause == "timeout":
                 f.message = f"your code took longer than the {run.budget:g} s allowed {during}."
+                running = _running_line(f.details.get("stack"), self._loaded_path, run.learner_file, run.display)
+                if running:
+                    f.message += f"\nIt was running {running}"
+            elif f.cause == "exception":
+                _befriend(f, run)
             if not self._proc.alive():
                 self._failure = f  # the process is gone: every later call fails the same way
             raise
@@ -210,26 +338,155 @@ class LearnerProxy:
             self._proc.close()
 
 
+# What an error the checks provoke on purpose means, when the check module says nothing (MESSAGES).
+DEFAULT_MESSAGES = {
+    "KeyReuseError": (
+        "your code used a PRNG key that had already been used (the check runs it with "
+        "jax.debug_key_reuse on). In JAX every key is used once: split it with jax.random.split "
+        "(or derive one with jax.random.fold_in) and give each random call a new key."
+    ),
+}
+
+
+def _befriend(f: LearnerFailure, run: "_Run") -> None:
+    """An error the check provoked on purpose gets the check's own words, and the learner's line."""
+    error = f.details.get("error")
+    friendly = run.settings.messages.get(error) if isinstance(error, str) else None
+    friendly = friendly or (DEFAULT_MESSAGES.get(error) if isinstance(error, str) else None)
+    if not friendly:
+        return
+    line = f.details.get("line")
+    where = _source_line(run.learner_file, run.display, line) if isinstance(line, int) else ""
+    f.message = friendly + (f"\nIt happened at {where}" if where else "")
+
+
+def _source_line(path: Path, display: str, line: int) -> str:
+    """`line N of <file>: <source>`, the source read here (the child's word is only the number)."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return f"line {line} of {display}" + (f": {source}" if source else "")
+
+
+def _running_line(stack: Any, loaded: str, path: Path, display: str) -> str:
+    """The innermost line of the learner's file in a faulthandler dump of the child."""
+    if not isinstance(stack, str) or not loaded:
+        return ""
+    prefix = f'File "{loaded}", line '
+    for row in stack.splitlines():  # most recent call first
+        row = row.strip()
+        if row.startswith(prefix):
+            number = row[len(prefix):].split(" ", 1)[0]
+            if number.isdigit():
+                return _source_line(path, display, int(number))
+    return ""
+
+
 class ReferenceError_(Exception):
     """The reference solution itself failed: a problem with the course, not the learner."""
 
 
 class ReferenceProxy:
-    """`reference` in checks: the reference solution, imported in this (trusted) process."""
+    """`reference` in checks: the reference solution, imported in this (trusted) process.
 
-    def __init__(self, module: Any) -> None:
+    Results are kept by exact input (`_ResultCache`), so a check that asks the
+    same question again (a fixed case, a replayed seed) does not pay twice.
+    Anything the reference raises is the course's fault, never the learner's.
+    """
+
+    def __init__(self, module: Any, identity: str = "", cache: "_ResultCache | None" = None) -> None:
         self._module = module
+        self._identity = identity
+        self._cache = cache
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        args, kwargs = _same_inputs(args, kwargs)
-        return to_plain(getattr(self._module, name)(*args, **kwargs), where=f"the reference `{name}`")
+        return self._answer(("call", name), lambda a, k: getattr(self._module, name)(*a, **k), args, kwargs,
+                            f"the reference `{name}`")
 
     def probe(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        args, kwargs = _same_inputs(args, kwargs)
-        return to_plain(fn(self._module, *args, **kwargs), where=f"the reference `{fn.__name__}`")
+        return self._answer(("probe", fn.__name__, _probe_source(fn)), lambda a, k: fn(self._module, *a, **k),
+                            args, kwargs, f"the reference `{fn.__name__}`")
 
     def has(self, name: str) -> bool:
         return hasattr(self._module, name)
+
+    def _answer(self, what: tuple, compute: Any, args: tuple, kwargs: dict, where: str) -> Any:
+        # The reference gets exactly what the learner gets: plain data, decoded afresh.
+        wire = encode_args(args, kwargs)
+        key = None
+        if self._cache is not None:
+            key = _result_key(self._identity, what, wire)
+            hit = self._cache.get(key)
+            if hit is not None:
+                return from_wire(hit)
+        try:
+            value = compute(from_wire(wire["args"]), from_wire(wire["kwargs"]))
+            plain = to_plain(value, where=where)
+        except Exception as e:  # noqa: BLE001 - skips (BaseException) pass through
+            raise ReferenceError_(_reference_failure(e, where)) from e
+        if key is not None:
+            self._cache.put(key, to_wire(plain))
+        return plain
+
+
+def _reference_failure(e: BaseException, where: str) -> str:
+    import traceback
+
+    tail = traceback.format_exception(type(e), e, e.__traceback__)
+    text = "".join(tail[-6:]).strip()
+    return (f"{where} raised {type(e).__name__}: {str(e)[:500]}. This is a problem in the course itself, "
+            f"not in your code; please report it.\n{text[-2000:]}")
+
+
+def _result_key(identity: str, what: tuple, wire: dict) -> str:
+    import json
+
+    import jax
+
+    h = hashlib.sha256()
+    for part in (identity, *what, str(jax.config.jax_enable_x64)):
+        h.update(str(part).encode("utf-8", "surrogateescape") + b"\0")
+    h.update(json.dumps(wire, sort_keys=True, separators=(",", ":")).encode())
+    return h.hexdigest()
+
+
+class _ResultCache:
+    """Reference results as wire data, by key; the oldest go first past `max_bytes`."""
+
+    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+        from collections import OrderedDict
+
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry[0]
+
+    def put(self, key: str, wire: Any) -> None:
+        import json
+
+        size = len(json.dumps(wire, separators=(",", ":")))
+        if size > self.max_bytes // 4:
+            return
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = (wire, size)
+            self._size += size
+            while self._size > self.max_bytes:
+                _, (_, old) = self._entries.popitem(last=False)
+                self._size -= old
 
 
 class ChildReferenceProxy:
@@ -245,7 +502,7 @@ class ChildReferenceProxy:
         deadline = time.monotonic() + READY_TIMEOUT
         try:
             if self._proc is None:
-                self._proc = self._run.session._new_child(self._run.child_env, trusted=True)
+                self._proc = self._run.session._take_trusted_child(self._run.child_env)
                 self._proc.request({"op": "load", "path": str(self._run.solution_file),
                                     "module": self._run.solution_file.stem}, deadline, during="loading")
             return self._proc.request(msg, deadline, during="in the reference solution")
@@ -266,12 +523,6 @@ class ChildReferenceProxy:
             self._proc.close()
 
 
-def _same_inputs(args: tuple, kwargs: dict) -> tuple[list, dict]:
-    """The reference gets exactly what the learner gets: plain data, decoded afresh."""
-    wire = encode_args(args, kwargs)
-    return from_wire(wire["args"]), from_wire(wire["kwargs"])
-
-
 _PROBE_SOURCES: dict[Any, str] = {}
 
 
@@ -290,8 +541,10 @@ class _Run:
     """The plugin named `jaxlings-run`: what the fixtures in conftest.py hand to checks."""
 
     def __init__(self, session: "CheckSession", exercise: Exercise, learner_file: Path, solution_file: Path,
-                 seed: int, budget: float, child_env: dict[str, str], display: str) -> None:
+                 seed: int, budget: float, child_env: dict[str, str], display: str,
+                 settings: CheckSettings = CheckSettings()) -> None:
         self.session = session
+        self.settings = settings
         self.exercise = exercise
         self.learner_file = learner_file
         self.solution_file = solution_file
@@ -309,7 +562,9 @@ class _Run:
             if self.child_env:
                 self._reference = ChildReferenceProxy(self)
             else:
-                self._reference = ReferenceProxy(self.session._reference_module(self.solution_file))
+                module, identity = self.session._reference_module(self.solution_file)
+                cache = self.session._reference_results if self.settings.cache_reference else None
+                self._reference = ReferenceProxy(module, identity, cache)
         return self._reference
 
     def close(self) -> None:
@@ -321,7 +576,8 @@ class _Run:
 class _Collector:
     """Collects each test's outcome from pytest's own reports, in this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, messages: dict[str, str] | None = None) -> None:
+        self.messages = messages or {}
         self.outcomes: dict[str, CheckOutcome] = {}
         self.order: list[str] = []
         self.collect_errors: list[CheckOutcome] = []
@@ -330,7 +586,7 @@ class _Collector:
 
     def pytest_runtest_makereport(self, item, call):  # noqa: ANN001 - pytest hook
         if call.excinfo is not None and not call.excinfo.errisinstance(_skip_exception()):
-            self._causes[(item.nodeid, call.when)] = _classify(call.excinfo)
+            self._causes[(item.nodeid, call.when)] = _classify(call.excinfo, call.when, self.messages)
 
     def pytest_runtest_logreport(self, report) -> None:  # noqa: ANN001
         name = report.nodeid.split("::", 1)[-1]
@@ -365,7 +621,11 @@ def _skip_exception() -> type:
     return pytest.skip.Exception
 
 
-def _classify(excinfo) -> tuple[str, str]:  # noqa: ANN001
+# Errors that no return value can cause in a check: the check module itself is broken.
+_CHECK_BUGS = (NameError, ImportError, SyntaxError, NotImplementedError, RecursionError)
+
+
+def _classify(excinfo, when: str = "call", messages: dict[str, str] | None = None) -> tuple[str, str]:  # noqa: ANN001
     import pytest
 
     exc = excinfo.value
@@ -377,10 +637,40 @@ def _classify(excinfo) -> tuple[str, str]:  # noqa: ANN001
         return "check_error", str(exc)
     if isinstance(exc, (AssertionError, pytest.fail.Exception)):
         return "wrong_result", str(exc) or excinfo.exconly()
+    name = type(exc).__name__
+    if name == "KeyReuseError" and _raised_by_jax(exc):
+        # A program of the learner's, run here under jax.debug_key_reuse (the reference's errors
+        # are ReferenceError_): their mistake, in the check's words.
+        friendly = (messages or {}).get(name) or DEFAULT_MESSAGES[name]
+        return "exception", friendly
+    if when != "call" or isinstance(exc, _CHECK_BUGS) or _module_attribute_error(exc):
+        return "check_error", (
+            f"the check itself failed ({name}: {str(exc)[:500]}). This is a problem in the course, "
+            "not in your code; please report it.\n" + _check_frames(excinfo)
+        )
     return "check_error", (
         "the check could not use what your code returned "
-        f"({type(exc).__name__}: {str(exc)[:500]}). Compare what you return with what the exercise asks for."
+        f"({name}: {str(exc)[:500]}). Compare what you return with what the exercise asks for."
     )
+
+
+def _raised_by_jax(exc: BaseException) -> bool:
+    return type(exc).__module__.split(".")[0] == "jax"
+
+
+def _module_attribute_error(exc: BaseException) -> bool:
+    import types
+
+    return isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), types.ModuleType)
+
+
+def _check_frames(excinfo) -> str:  # noqa: ANN001
+    """The check module's own lines in the traceback, for whoever fixes it."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(excinfo.tb) if Path(f.filename).name.startswith("test_")]
+    return "\n".join(f"  {Path(f.filename).name}, line {f.lineno}, in {f.name}: {(f.line or '').strip()}"
+                     for f in frames[-3:])
 
 
 def _longrepr(report) -> str:  # noqa: ANN001
@@ -394,9 +684,19 @@ def _longrepr(report) -> str:  # noqa: ANN001
 class CheckSession:
     """Runs checks; owns the warm child. Long-lived in `watch`, the app and the grader.
 
-    `child_argv_prefix` wraps the child's command (e.g. a bubblewrap sandbox),
-    `child_env` replaces the environment it inherits, `cwd` is its working
-    directory (default: a fresh temporary folder per child).
+    `isolation` is the sandbox learner children run in (`course.engine.isolation`):
+    "auto" (the default) takes the strongest that works here, once per process;
+    None starts a plain child shaped only by `child_argv_prefix` (wraps the
+    command), `child_env` (replaces the inherited environment) and `cwd` (its
+    working directory; default a fresh temporary folder per child).
+    `sandbox_slot` and `sandbox_copy` serve the grader's `uid` tier.
+    `compile_cache`
+    keeps compiled programs between processes (`workspace_compile_cache()`;
+    default none). `warm` keeps a child ready for every run, one per child
+    environment a check asks for (CHILD_ENV; the latest such one only), and
+    for those checks the reference's own child too. `prestart` (an exercise)
+    starts, now, the children that one check of it will need, for a session
+    that runs only that check.
     """
 
     def __init__(
@@ -408,17 +708,38 @@ class CheckSession:
         cwd: str | os.PathLike | None = None,
         memory_mb: int = DEFAULT_MEMORY_MB,
         extra_check_dirs: tuple[Path, ...] | list[Path] = (),
+        compile_cache: CompileCache | None = None,
+        prestart: Exercise | None = None,
+        prestart_file: str | os.PathLike | None = None,
+        isolation: Isolation | str | None = "auto",
+        sandbox_slot: int = 0,
+        sandbox_copy: Path | None = None,
     ) -> None:
+        # One probe per process ("auto"), shared by every session in it.
+        self.isolation: Isolation | None = for_checks() if isolation == "auto" else isolation  # type: ignore
+        self.sandbox_slot = sandbox_slot
+        self.sandbox_copy = sandbox_copy
         self.child_argv_prefix = tuple(child_argv_prefix)
         self.child_env = child_env
         self.cwd = cwd
         self.memory_mb = memory_mb
         self.extra_check_dirs = tuple(Path(p) for p in extra_check_dirs)
+        self.compile_cache = _usable_cache(compile_cache, self._children_isolated())
         self._references: dict[tuple[str, int], Any] = {}
-        self._pool = WarmPool(lambda: self._new_child({})) if warm else None
+        self._reference_results: _ResultCache = _ResultCache()
+        self._preload: dict[str, str] = {}  # what the next warm child imports ahead of time
+        self._warm = warm
+        self._pools: dict[tuple, WarmPool] = {}
+        self._pool = self._pool_for({}, trusted=False)
+        self._prestarted: dict[tuple, LearnerProcess] = {}
         self._closed = False
-        if warm:
+        if self._pool is not None:
             self._pool.prestart()
+        if prestart is not None:
+            self._prestart_for(prestart, prestart_file)
+        if self.compile_cache is not None and self.compile_cache.trusted is not None:
+            _use_trusted_cache(self.compile_cache.trusted)
+        if warm or prestart is not None:
             _warm_parent()
 
     def wait_warm(self, timeout: float = READY_TIMEOUT) -> bool:
@@ -426,22 +747,77 @@ class CheckSession:
         return self._pool.wait_ready(timeout) if self._pool is not None else False
 
     # -- children --------------------------------------------------------------
+    def _children_isolated(self) -> bool:
+        """Whether learner children run where the workspace's .jaxlings/ does not exist (a sandbox)."""
+        return bool(getattr(getattr(self, "isolation", None), "sandboxed", False))
+
     def _new_child(self, extra_env: dict[str, str], trusted: bool = False) -> LearnerProcess:
+        if not trusted and self.isolation is not None:
+            box = self.isolation.sandbox(slot=self.sandbox_slot, copy=self.sandbox_copy)
+            try:
+                return LearnerProcess(env=box.env(extra_env, base=self.child_env), sandbox=box,
+                                      argv_prefix=self.child_argv_prefix, memory_mb=self.memory_mb)
+            except BaseException:
+                box.close()
+                raise
+        cache = self.compile_cache
+        cache_env = {} if cache is None else cache.trusted_env() if trusted else cache.learner_env()
         return LearnerProcess(
-            env=child_environment(self.child_env, extra_env),
+            env=child_environment(self.child_env, {**cache_env, **extra_env}),
             argv_prefix=() if trusted else self.child_argv_prefix,
             cwd=None if trusted else self.cwd,
             memory_mb=self.memory_mb,
         )
 
-    def _take_child(self, extra_env: dict[str, str]) -> LearnerProcess:
-        if self._pool is not None and not extra_env:
-            return self._pool.take()
-        return self._new_child(extra_env)
+    def _pool_for(self, env: dict[str, str], *, trusted: bool) -> WarmPool | None:
+        if not self._warm:
+            return None
+        key = _child_key(env, trusted)
+        pool = self._pools.get(key)
+        if pool is None:
+            # Warm children cost memory: besides the default, only the latest environment keeps its own.
+            for old in [k for k in self._pools if k[0] and k[0] != key[0]]:
+                self._pools.pop(old).close()
+            env = dict(env)
+            if trusted:
+                pool = WarmPool(lambda: self._new_child(env, trusted=True))
+            else:
+                pool = WarmPool(lambda: self._new_child({**self._preload, **env}))
+            self._pools[key] = pool
+        return pool
 
-    def _reference_module(self, path: Path) -> Any:
+    def _prestart_for(self, exercise: Exercise, learner_file: str | os.PathLike | None) -> None:
+        try:
+            env = check_settings(self._find_check(exercise, ())).child_env
+        except (OSError, SyntaxError, ValueError, TypeError):
+            return  # run() reports it
+        path = Path(learner_file) if learner_file is not None else exercise.exercise_path()
+        self._prestarted[_child_key(env, False)] = self._new_child({**_preload_env(path), **env})
+        if env:
+            self._prestarted[_child_key(env, True)] = self._new_child(env, trusted=True)
+
+    def _take_child(self, extra_env: dict[str, str]) -> LearnerProcess:
+        proc = self._prestarted.pop(_child_key(extra_env, False), None)
+        if proc is not None:
+            return proc
+        pool = self._pool_for(extra_env, trusted=False)
+        return pool.take() if pool is not None else self._new_child({**self._preload, **extra_env})
+
+    def _take_trusted_child(self, env: dict[str, str]) -> LearnerProcess:
+        proc = self._prestarted.pop(_child_key(env, True), None)
+        if proc is not None:
+            return proc
+        pool = self._pool_for(env, trusted=True)
+        return pool.take() if pool is not None else self._new_child(env, trusted=True)
+
+    def _reference_module(self, path: Path) -> tuple[Any, str]:
+        """The imported reference and its identity (path, mtime and a hash of its source)."""
         key = (str(path), path.stat().st_mtime_ns)
         if key not in self._references:
+            try:
+                source = path.read_bytes()
+            except OSError as e:
+                raise ReferenceError_(f"cannot read the reference solution {path}: {e}") from e
             name = f"jaxlings_reference_{path.stem}_{len(self._references)}"
             spec = importlib.util.spec_from_file_location(name, path)
             if spec is None or spec.loader is None:
@@ -453,7 +829,8 @@ class CheckSession:
             except Exception as e:
                 sys.modules.pop(name, None)
                 raise ReferenceError_(f"the reference solution {path} failed to import: {e!r}") from e
-            self._references[key] = module
+            identity = f"{path}\0{key[1]}\0{hashlib.sha256(source).hexdigest()}"
+            self._references[key] = (module, identity)
         return self._references[key]
 
     def _find_check(self, exercise: Exercise, extra_dirs: tuple[Path, ...]) -> Path:
@@ -486,6 +863,7 @@ class CheckSession:
             return ExerciseResult(exercise.name, False, cause, message, [outcome], time.monotonic() - start, seed)
 
         check_path = self._find_check(exercise, tuple(Path(p) for p in extra_check_dirs))
+        self._preload = _preload_env(learner_path)  # for the next child: the learner checks again soon
         if not learner_path.is_file():
             return early("import_error", f"{_display(learner_path, exercise)} does not exist. "
                          f"`jaxlings reset {exercise.name}` restores the starter file.")
@@ -498,8 +876,8 @@ class CheckSession:
         budget = exercise.timeout or settings.timeout or DEFAULT_TIMEOUT
         child_env = {**settings.child_env, **(env or {})}
         run = _Run(self, exercise, learner_path, exercise.solution_path(), seed, budget, child_env,
-                   _display(learner_path, exercise))
-        collector = _Collector()
+                   _display(learner_path, exercise), settings)
+        collector = _Collector(settings.messages)
         try:
             with _PYTEST_LOCK:
                 exit_code = _run_pytest(check_path, run, collector, seed)
@@ -510,8 +888,12 @@ class CheckSession:
 
     def close(self) -> None:
         self._closed = True
-        if self._pool is not None:
-            self._pool.close()
+        for pool in self._pools.values():
+            pool.close()
+        self._pools.clear()
+        for proc in self._prestarted.values():
+            proc.close()
+        self._prestarted.clear()
 
     def __enter__(self) -> "CheckSession":
         return self
@@ -528,6 +910,50 @@ def _display(path: Path, exercise: Exercise) -> str:
         return str(path.relative_to(default_workspace(exercise.root).resolve()))
     except ValueError:
         return path.name
+
+
+def _child_key(env: dict[str, str], trusted: bool) -> tuple:
+    return (tuple(sorted(env.items())), trusted)
+
+
+def _preload_env(path: Path) -> dict[str, str]:
+    """Which heavy libraries (`child.PRELOADABLE`) the learner's file imports, for a child to import early."""
+    from course.engine.child import PRELOADABLE
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    wanted = sorted({m for m in PRELOADABLE for n in names if n == m or n.startswith(m + ".")})
+    return {"JAXLINGS_PRELOAD": ",".join(wanted)} if wanted else {}
+
+
+def _usable_cache(cache: CompileCache | None, isolated: bool) -> CompileCache | None:
+    """The caches this session may use.
+
+    The trusted cache only where learner children cannot write it (a sandbox
+    without the workspace): an entry is native code the trusted side would
+    run. The learner's cache only where a child can reach it (outside a
+    sandbox: the sandbox lets in no host folder of ours). Each folder must be
+    private to this user.
+    """
+    if cache is None:
+        return None
+    trusted = cache.trusted if isolated and _private_folder(cache.trusted) else None
+    learner = cache.learner if not isolated and cache.learner is not None and _private_folder(cache.learner) else None
+    if trusted is None and learner is None:
+        return None
+    for folder in (trusted, learner):
+        if folder is not None:
+            _trim_cache(folder)
+    return CompileCache(trusted, learner)
 
 
 def _warm_parent() -> None:
@@ -633,7 +1059,16 @@ def _point_to_first_report(failing: list[CheckOutcome]) -> None:
             first_with.setdefault(key, check.name)
 
 
-def run_exercise(exercise: Exercise, **kw: Any) -> ExerciseResult:
-    """Check one exercise in a short-lived session (a cold child; no warm-up)."""
-    with CheckSession(warm=False) as session:
+def run_exercise(exercise: Exercise, *, compile_cache: CompileCache | None | str = "workspace",
+                 **kw: Any) -> ExerciseResult:
+    """Check one exercise in a short-lived session, as a one-off `jaxlings check` does.
+
+    Its one child starts at once, while this process imports pytest and JAX;
+    compiled programs come from the workspace's caches unless `compile_cache`
+    says otherwise (None: no cache).
+    """
+    if compile_cache == "workspace":
+        compile_cache = workspace_compile_cache()
+    with CheckSession(warm=False, prestart=exercise, prestart_file=kw.get("learner_file"),
+                      compile_cache=compile_cache) as session:
         return session.run(exercise, **kw)

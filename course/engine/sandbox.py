@@ -29,6 +29,7 @@ from typing import Any
 import psutil
 
 from course.engine.checking import LearnerFailure
+from course.engine.isolation import Sandbox
 from course.engine.child import HEADER
 from course.engine.wire import DecodeError, from_wire, to_wire
 
@@ -39,7 +40,9 @@ POLL_S = 0.05
 STDERR_KEEP = 64 * 1024
 # Env vars that make libraries print to the terminal or change the device set;
 # the child gets the parent's env minus these unless the caller says otherwise.
-_DROP_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "PYTHONSTARTUP", "PYTHONINSPECT")
+# A compilation cache named by the user is trusted by the user's own JAX; the
+# learner's process gets its own (`course.engine.runner.CompileCache`) or none.
+_DROP_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "PYTHONSTARTUP", "PYTHONINSPECT", "JAX_COMPILATION_CACHE_DIR")
 
 
 def child_environment(base: dict[str, str] | None, extra: dict[str, str] | None) -> dict[str, str]:
@@ -65,17 +68,23 @@ class LearnerProcess:
         memory_mb: int = DEFAULT_MEMORY_MB,
         preload: bool = True,
         python: str = sys.executable,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.memory_mb = memory_mb
+        self.sandbox = sandbox
         self._own_cwd = None
-        if cwd is None:
+        script = str(CHILD_SCRIPT) if sandbox is None else sandbox.child_script
+        argv = [python, "-I", script, "--memory-mb", str(memory_mb)]
+        if preload:
+            argv.append("--preload")
+        if sandbox is not None:
+            argv, cwd = sandbox.command(argv), sandbox.cwd
+        elif cwd is None:
             # A throw-away working directory: files the learner's code writes with
             # relative paths land here, not in the course.
             self._own_cwd = tempfile.TemporaryDirectory(prefix="jaxlings-child-")
             cwd = self._own_cwd.name
-        argv = [*argv_prefix, python, "-I", str(CHILD_SCRIPT), "--memory-mb", str(memory_mb)]
-        if preload:
-            argv.append("--preload")
+        argv = [*argv_prefix, *argv]
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             argv,
@@ -89,7 +98,11 @@ class LearnerProcess:
         )
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
+        self._stderr_total = 0
         self._stderr_lock = threading.Lock()
+        self._stderr_more = threading.Condition(self._stderr_lock)
+        self._request_mark = 0  # where the current request's output begins
+        self._dumps: list[str] = []
         self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
         self._drain.start()
         self._buffer = b""
@@ -97,6 +110,10 @@ class LearnerProcess:
         self.dead: LearnerFailure | None = None
         self.killed_by_us = False
         self._ps: psutil.Process | None = None
+
+    def stage(self, learner_file: Path) -> str:
+        """The path this child should load `learner_file` from (a sandbox sees only a copy)."""
+        return str(learner_file) if self.sandbox is None else self.sandbox.stage(learner_file)
 
     # -- output --------------------------------------------------------------
     def _drain_stderr(self) -> None:
@@ -112,13 +129,53 @@ class LearnerProcess:
             with self._stderr_lock:
                 self._stderr.append(chunk)
                 self._stderr_size += len(chunk)
+                self._stderr_total += len(chunk)
                 while self._stderr_size > STDERR_KEEP and len(self._stderr) > 1:
                     self._stderr_size -= len(self._stderr.popleft())
+                self._stderr_more.notify_all()
 
     def output(self) -> str:
-        """The tail of what the child printed (stdout and stderr)."""
+        """The tail of what the child printed (stdout and stderr), without stack dumps we asked for."""
         with self._stderr_lock:
-            return b"".join(self._stderr).decode("utf-8", errors="replace")
+            text = b"".join(self._stderr).decode("utf-8", errors="replace")
+        for dump in self._dumps:
+            text = text.replace(dump, "")
+        return text
+
+    def stack_dump(self, wait: float = 1.0) -> str:
+        """The stacks the child wrote to stderr during the current request ("" if none).
+
+        The child writes them itself shortly before the time limit (the
+        request's `dump_after`); this waits a moment for the last of them to
+        be drained."""
+        give_up = time.monotonic() + wait
+        with self._stderr_lock:
+            while "most recent call first" not in self._stderr_since(self._request_mark):
+                left = give_up - time.monotonic()
+                if left <= 0 or self.proc.poll() is not None:
+                    break
+                self._stderr_more.wait(timeout=min(0.05, left))
+            text = self._stderr_since(self._request_mark)
+        begin = text.find("Timeout (")
+        if begin < 0:
+            return ""
+        dump = text[begin:]
+        self._dumps.append(dump)
+        return dump
+
+    def _forget_late_dump(self) -> None:
+        # A request that finished between the child's stack dump and the time limit:
+        # the dump is not the learner's output.
+        with self._stderr_lock:
+            text = self._stderr_since(self._request_mark)
+        begin = text.find("Timeout (")
+        if begin >= 0 and "most recent call first" in text[begin:]:
+            self._dumps.append(text[begin:])
+
+    def _stderr_since(self, start: int) -> str:
+        data = b"".join(self._stderr)
+        kept_from = self._stderr_total - len(data)
+        return data[max(0, start - kept_from):].decode("utf-8", errors="replace")
 
     # -- protocol ------------------------------------------------------------
     def wait_ready(self, deadline: float) -> None:
@@ -135,12 +192,15 @@ class LearnerProcess:
         if self.dead is not None:
             raise self.dead
         self.wait_ready(deadline)
+        with self._stderr_lock:
+            self._request_mark = self._stderr_total
         payload = json.dumps(msg, separators=(",", ":")).encode()
         try:
             self._write(HEADER.pack(len(payload)) + payload, deadline, during)
         except BrokenPipeError:
             self._read(deadline, during=during)  # reports how the child ended
         reply = self._read(deadline, during=during)
+        self._forget_late_dump()
         if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
             self._die(LearnerFailure("crash", f"the process for your code sent a malformed reply {during}."))
         if reply["ok"]:
@@ -151,7 +211,7 @@ class LearnerProcess:
         cause = reply.get("cause")
         if cause not in LEARNER_CAUSES:
             cause = "crash"
-        details = {k: reply[k] for k in ("code", "line", "name", "missing") if k in reply}
+        details = {k: reply[k] for k in ("code", "line", "name", "missing", "error") if k in reply}
         raise LearnerFailure(cause, str(reply.get("message", ""))[:20000], **details)
 
     def _write(self, data: bytes, deadline: float, during: str) -> None:
@@ -187,8 +247,10 @@ class LearnerProcess:
         while True:
             now = time.monotonic()
             if now >= deadline:
+                stack = self.stack_dump()
                 self.kill()
-                self._die(LearnerFailure("timeout", f"your code took too long {during} (time limit reached)."))
+                self._die(LearnerFailure("timeout", f"your code took too long {during} (time limit reached).",
+                                         stack=stack))
             r, w, _ = select.select([] if write else [fd], [fd] if write else [], [], min(POLL_S * 4, deadline - now))
             if r or w:
                 return
@@ -250,15 +312,24 @@ class LearnerProcess:
 
     # -- lifetime ------------------------------------------------------------
     def kill(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc.returncode is not None:
+            return  # reaped: its group id may belong to another process by now
+        try:
+            exited = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return
+        if not exited:
             self.killed_by_us = True
+        # The whole group, even when its leader has ended (unreaped, so the id is
+        # still ours): what the learner's code started there ends too. In a
+        # sandbox, the end of its pid namespace takes everything else.
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                try:
-                    self.proc.kill()
-                except ProcessLookupError:
-                    pass
+                self.proc.kill()
+            except ProcessLookupError:
+                pass
 
     def close(self) -> None:
         self.kill()
@@ -274,6 +345,8 @@ class LearnerProcess:
         if self._own_cwd is not None:
             self._own_cwd.cleanup()
             self._own_cwd = None
+        if self.sandbox is not None:
+            self.sandbox.close()
 
     def alive(self) -> bool:
         return self.dead is None and self.proc.poll() is None

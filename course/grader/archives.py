@@ -1,9 +1,15 @@
 """Safe extraction of submission archives (.zip, .tar, .tar.gz/.tgz, .tar.bz2, .tar.xz).
 
 An archive comes from a learner, so it is treated as hostile: members with
-absolute paths or `..` components are refused, links and device files are
-skipped (a link could point at another submission or at the solutions), and the
-total size and member count are capped so that a zip bomb stops early.
+absolute paths or `..` components are refused, symbolic links and device files
+are skipped (a link could point at another submission or at the solutions), a
+hard link is kept only as a copy of a member already extracted from the same
+archive, and the total size and member count are capped so that a zip bomb
+stops early.
+
+Python files are extracted first and the rest smallest first, so a large data
+file that does not fit the size limit is left out (with a note) rather than
+costing the learner their exercises.
 """
 
 from __future__ import annotations
@@ -63,6 +69,9 @@ class _Budget:
             raise ArchiveError(f"more than {self.max_members} files")
         self.result.files += 1
 
+    def fits(self, declared: int) -> bool:
+        return self.result.bytes + max(0, declared) <= self.max_bytes
+
     def copy(self, src, dest: Path) -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         # Counting bytes as they are written, not trusting the declared size,
@@ -106,12 +115,29 @@ def _empty(dest: Path) -> None:
             child.unlink()
 
 
+def _order(members: list, name, size) -> list:
+    """Python files first, then smallest first: what matters most fits the size limit."""
+    return sorted(members, key=lambda m: (not name(m).endswith(".py"), size(m)))
+
+
+def _too_big(budget: _Budget, name: str, size: int) -> bool:
+    if budget.fits(size):
+        return False
+    budget.result.skipped.append(f"{name} ({size / 2**20:.1f} MiB: over the {budget.max_bytes // 2**20} MiB "
+                                 "limit for a whole submission)")
+    return True
+
+
 def _extract_zip(archive: Path, dest: Path, budget: _Budget) -> None:
     with zipfile.ZipFile(archive) as zf:
-        for info in zf.infolist():
-            rel = _safe_relative(info.filename)
-            if rel is None:
+        infos = zf.infolist()
+        if len(infos) > budget.max_members:
+            raise ArchiveError(f"more than {budget.max_members} files")
+        for info in infos:
+            if _safe_relative(info.filename) is None:
                 raise ArchiveError(f"member {info.filename!r} points outside the archive")
+        for info in _order(infos, lambda i: i.filename, lambda i: i.file_size):
+            rel = _safe_relative(info.filename)
             if info.is_dir():
                 continue
             # Unix mode in the high bits: a symlink stored in a zip is a link,
@@ -120,6 +146,8 @@ def _extract_zip(archive: Path, dest: Path, budget: _Budget) -> None:
             if mode and mode != 0o100000:
                 budget.result.skipped.append(f"{info.filename} (not a regular file)")
                 continue
+            if _too_big(budget, info.filename, info.file_size):
+                continue
             budget.member()
             with zf.open(info) as src:
                 budget.copy(src, dest / rel)
@@ -127,14 +155,26 @@ def _extract_zip(archive: Path, dest: Path, budget: _Budget) -> None:
 
 def _extract_tar(archive: Path, dest: Path, budget: _Budget) -> None:
     with tarfile.open(archive) as tf:
+        members = []
         for member in tf:
-            rel = _safe_relative(member.name)
-            if rel is None:
+            if len(members) >= budget.max_members:
+                raise ArchiveError(f"more than {budget.max_members} files")
+            if _safe_relative(member.name) is None:
                 raise ArchiveError(f"member {member.name!r} points outside the archive")
+            members.append(member)
+        extracted: set[PurePosixPath] = set()
+        # Hard links last: their targets must be extracted first.
+        for member in sorted(_order(members, lambda m: m.name, lambda m: m.size), key=lambda m: m.islnk()):
+            rel = _safe_relative(member.name)
             if member.isdir():
+                continue
+            if member.islnk():
+                _copy_hardlink(member, rel, dest, budget, extracted)
                 continue
             if not member.isfile():
                 budget.result.skipped.append(f"{member.name} (not a regular file)")
+                continue
+            if _too_big(budget, member.name, member.size):
                 continue
             budget.member()
             src = tf.extractfile(member)
@@ -143,3 +183,20 @@ def _extract_tar(archive: Path, dest: Path, budget: _Budget) -> None:
                 continue
             with src:
                 budget.copy(src, dest / rel)
+            extracted.add(rel)
+
+
+def _copy_hardlink(member, rel: PurePosixPath, dest: Path, budget: _Budget, extracted: set) -> None:
+    """A hard link becomes a plain copy, and only of a member this archive already put inside `dest`."""
+    target = _safe_relative(member.linkname)
+    if target is None or target not in extracted:
+        budget.result.skipped.append(f"{member.name} (a hard link to {member.linkname!r}, "
+                                     "which is not a file of this archive)")
+        return
+    source = dest / target
+    if _too_big(budget, member.name, source.stat().st_size):
+        return
+    budget.member()
+    with open(source, "rb") as src:
+        budget.copy(src, dest / rel)
+    extracted.add(rel)

@@ -15,20 +15,21 @@ import json
 import os
 import random
 import re
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
+from fractions import Fraction
 from importlib import metadata
 from pathlib import Path
+from typing import Callable
 
 from course import paths
-from course.grader import reports
+from course.grader import reports, safe
 from course.grader.console import Live, summary_table
 from course.grader.discovery import Submission, discover, source_fingerprint
-from course.grader.isolation import choose
+from course.engine.isolation import HostFolder, choose
 from course.grader.pool import Pool
-from course.grader.scoring import load_scheme
+from course.grader.scoring import exact, load_scheme
+from course.grader.stopping import Stopping
 
 RUN_FILE = "run.json"
 RESULTS_DIR = "submissions"
@@ -55,6 +56,12 @@ class Options:
     quiet: bool = False
     submissions: list[Submission] | None = None  # given directly (Gradescope) instead of a class folder
     hide: list[Path] = field(default_factory=list)  # more paths graded code must not see
+    shard: tuple[int, int] | None = None  # (K, N): grade only shard K of N
+    on_exercise: Callable[[dict], None] | None = None  # called as each exercise of a submission is settled
+    on_start: Callable[[dict], None] | None = None  # called with the run (run.json) before grading starts
+    recycle: dict | None = None  # when workers are replaced: {"submissions": n, "rss_mb": m}
+    prestart: bool = True  # start each next learner child while the current one is checked
+    i_understand: bool = False  # consent to a tier that is not a sandbox (uid, process)
 
 
 @dataclass
@@ -111,7 +118,7 @@ def _config_key(exercises: list[dict], scheme, checks_dirs: list[Path]) -> str:
     return h.hexdigest()[:16]
 
 
-def _prepare_out(opts: Options, config_key: str) -> tuple[int, dict[str, dict]]:
+def _prepare_out(opts: Options, config_key: str, shard: dict | None) -> tuple[int, dict[str, dict]]:
     """The run seed, and results that a resume may keep (keyed by submission id)."""
     out = opts.out_dir
     results_dir = out / RESULTS_DIR
@@ -125,6 +132,9 @@ def _prepare_out(opts: Options, config_key: str) -> tuple[int, dict[str, dict]]:
             raise GradeError(f"--resume: cannot read {previous} ({exc}); grade into a fresh --out") from None
         if opts.seed is not None and opts.seed != seed:
             raise GradeError(f"--resume: this run was graded with --seed {seed}, not {opts.seed}")
+        if run.get("shard") != shard:
+            raise GradeError("--resume: the interrupted run graded another --shard (or another class); "
+                             "grade into a fresh --out")
         if run.get("config_key") != config_key:
             raise GradeError("--resume: the exercises, points or extra checks differ from the interrupted "
                              "run's; grade into a fresh --out")
@@ -169,80 +179,147 @@ def grade(opts: Options) -> Outcome:
         if not submissions:
             raise GradeError(f"{opts.class_dir} holds no submissions (one folder or archive per learner)")
 
+    class_ids = sorted(s.id for s in submissions)
+    if opts.shard is not None:
+        index, count = opts.shard
+        submissions = [s for s in submissions if shard_of(s.id, count) == index]
+
     opts.out_dir.mkdir(parents=True, exist_ok=True)
     key = _config_key(ex_config, scheme, checks_dirs)
-    run_seed, kept = _prepare_out(opts, key)
+    shard = None if opts.shard is None else dict(index=opts.shard[0], count=opts.shard[1], class_ids=class_ids)
+    run_seed, kept = _prepare_out(opts, key, shard)
+    secrets = [str(p) for p in (*course_secrets(catalog.root), *checks_dirs)]
 
-    work_root = Path(tempfile.mkdtemp(prefix="jaxlings-grade-"))
-    os.chmod(work_root, 0o711)  # each child's uid must reach its own copy, and list nothing
-    try:
-        hidden = [*course_secrets(catalog.root), catalog.root / ".git", *checks_dirs, opts.out_dir.resolve()]
-        if opts.class_dir is not None:
-            hidden.append(opts.class_dir.resolve())
-        hidden += opts.hide
-        from course.grader.isolation import IsolationError
-
+    with Stopping() as stopping:
+        run, interrupted = None, False
+        # Locked while this run lives; a run killed with SIGKILL leaves it to the next run's sweep.
+        work_folder = HostFolder("grade")
+        work_root = work_folder.path
         try:
-            isolation = choose(opts.isolation, [p for p in hidden if p.exists()], work_root)
-        except IsolationError as exc:
-            raise GradeError(str(exc)) from None
+            os.chmod(work_root, 0o711)  # each child's uid must reach its own copy, and list nothing
+            run, config, todo, jobs, submission_timeout = _set_up(
+                opts, catalog, exercises, ex_config, checks_dirs, scheme, submissions, kept, key, run_seed,
+                work_root, ignored, shard, secrets)
+            if opts.on_start is not None:
+                opts.on_start(run)
+            with Live(len(todo) * len(ex_config), len(todo), opts.quiet) as live:
+                seen: dict[str, int] = {}
 
-        jobs = opts.jobs or os.cpu_count() or 1
-        timeouts = [_time_budget(e, checks_dirs) for e in exercises]
-        submission_timeout = opts.submission_timeout or (60 + 2 * sum(timeouts))
-        run = dict(
-            seed=run_seed, config_key=key, started=_now(), finished=None, jobs=jobs,
-            exercises=[e["name"] for e in ex_config], points=dict((e["name"], e["max_points"]) for e in ex_config),
-            max_points=round(sum(e["max_points"] for e in ex_config), 6), partial=scheme.partial,
-            extra_checks=[str(d) for d in checks_dirs], isolation=isolation.describe(), versions=versions(),
-            limits=dict(submission_timeout_s=submission_timeout, memory_mb=opts.memory_mb,
-                        exercise_timeouts_s=dict(zip([e["name"] for e in ex_config], timeouts))),
-            ignored=ignored,
-        )
-        reports.write_atomic(opts.out_dir / RUN_FILE, json.dumps(run, indent=2) + "\n")
+                def on_event(msg: dict) -> None:
+                    if msg.get("event") == "exercise":
+                        seen[msg["submission"]] = seen.get(msg["submission"], 0) + 1
+                        if opts.on_exercise is not None:
+                            opts.on_exercise(msg)
+                    live.event(msg)
 
-        todo = []
-        for sub in submissions:
-            fp = source_fingerprint(sub)
-            old = kept.get(sub.id)
-            if not (old and old.get("fingerprint") == fp and old.get("status") != "interrupted"):
-                todo.append(dict(id=sub.id, source=str(sub.source.resolve()), fingerprint=fp))
+                def on_result(result: dict) -> None:
+                    _save(opts.out_dir, result, secrets)
+                    live.submission_done(result, len(ex_config) - seen.pop(result["id"], 0))
 
-        config = dict(
-            exercises=ex_config, scheme=dict(exercise_points=scheme.exercise_points,
-                                             check_weights=scheme.check_weights, partial=scheme.partial),
-            run_seed=run_seed, extra_check_dirs=[str(d) for d in checks_dirs], memory_mb=opts.memory_mb,
-            isolation=dict(tier=isolation.tier, hidden=[str(p) for p in isolation.hidden],
-                           work_root=str(isolation.work_root), bwrap=isolation.bwrap),
-        )
-        secrets = [str(p) for p in (*course_secrets(catalog.root), *checks_dirs)]
-        interrupted = False
-        with Live(len(todo) * len(ex_config), len(todo), opts.quiet) as live:
-            seen: dict[str, int] = {}
-
-            def on_event(msg: dict) -> None:
-                if msg.get("event") == "exercise":
-                    seen[msg["submission"]] = seen.get(msg["submission"], 0) + 1
-                live.event(msg)
-
-            def on_result(result: dict) -> None:
-                _save(opts.out_dir, result, secrets)
-                live.submission_done(result, len(ex_config) - seen.pop(result["id"], 0))
-
-            pool = Pool(config, jobs, submission_timeout, on_event)
-            try:
-                pool.run(todo, on_result)
-            except KeyboardInterrupt:
-                interrupted = True
-                pool.close()
-    finally:
-        shutil.rmtree(work_root, ignore_errors=True)
-
-    run["finished"] = None if interrupted else _now()
-    reports.write_atomic(opts.out_dir / RUN_FILE, json.dumps(run, indent=2) + "\n")
-    results = _load_results(opts.out_dir, [s.id for s in submissions])
-    write_reports(opts.out_dir, run, results, secrets)
+                pool = Pool(config, jobs, submission_timeout, on_event)
+                try:
+                    if todo:
+                        pool.run(todo, on_result)
+                except KeyboardInterrupt:
+                    interrupted = True
+                    stopping.stop()
+                    live.say("Interrupted: stopping the workers and writing the reports ...")
+                    pool.close()
+                run["workers_started"] = pool.workers_started
+        except KeyboardInterrupt:
+            interrupted = True  # before the pool started: nothing in hand is lost
+            stopping.stop()
+        finally:
+            stopping.stop()
+            work_folder.remove()
+        if run is None:
+            raise KeyboardInterrupt
+        run["finished"] = None if interrupted else _now()
+        reports.write_atomic(opts.out_dir / RUN_FILE, json.dumps(safe.clean(run), indent=2) + "\n")
+        results = _load_results(opts.out_dir, [s.id for s in submissions])
+        write_reports(opts.out_dir, run, results, secrets)
     return Outcome(run, results, interrupted)
+
+
+def _set_up(opts, catalog, exercises, ex_config, checks_dirs, scheme, submissions, kept, key, run_seed,
+            work_root, ignored, shard, secrets):
+    """Isolation, limits, run.json and the work list; unsupported hand-ins are settled here."""
+    hidden = [*course_secrets(catalog.root), catalog.root / ".git", *checks_dirs, opts.out_dir.resolve()]
+    if opts.class_dir is not None:
+        hidden.append(opts.class_dir.resolve())
+    hidden += opts.hide
+    from course.engine.isolation import IsolationError
+
+    try:
+        isolation = choose(opts.isolation, [p for p in hidden if p.exists()], work_root,
+                           allow_weak=opts.i_understand, grading=True)
+    except IsolationError as exc:
+        raise GradeError(str(exc)) from None
+
+    jobs = opts.jobs or os.cpu_count() or 1
+    timeouts = [_time_budget(e, checks_dirs) for e in exercises]
+    submission_timeout = opts.submission_timeout or (60 + 2 * sum(timeouts))
+    run = dict(
+        seed=run_seed, config_key=key, course=course_digest(catalog, exercises), started=_now(), finished=None,
+        jobs=jobs, exercises=[e["name"] for e in ex_config],
+        points=dict((e["name"], e["max_points"]) for e in ex_config),
+        max_points=float(sum((exact(e["max_points"]) for e in ex_config), Fraction(0))), partial=scheme.partial,
+        extra_checks=[str(d) for d in checks_dirs], isolation=isolation.describe(), versions=versions(),
+        limits=dict(submission_timeout_s=submission_timeout, memory_mb=opts.memory_mb,
+                    exercise_timeouts_s=dict(zip([e["name"] for e in ex_config], timeouts))),
+        ignored=ignored, shard=shard, submissions=[s.id for s in submissions],
+    )
+    reports.write_atomic(opts.out_dir / RUN_FILE, json.dumps(safe.clean(run), indent=2) + "\n")
+
+    todo = []
+    for sub in submissions:
+        fp = source_fingerprint(sub)
+        old = kept.get(sub.id)
+        if old and old.get("fingerprint") == fp and old.get("status") != "interrupted":
+            continue
+        if sub.problem is not None:
+            _save(opts.out_dir, unsupported_result(sub, fp, ex_config, scheme, run_seed), secrets)
+            continue
+        todo.append(dict(id=sub.id, source=str(sub.source.resolve()), fingerprint=fp))
+
+    config = dict(
+        exercises=ex_config, scheme=dict(exercise_points=scheme.exercise_points,
+                                         check_weights=scheme.check_weights, partial=scheme.partial),
+        run_seed=run_seed, extra_check_dirs=[str(d) for d in checks_dirs], memory_mb=opts.memory_mb,
+        isolation=dict(tier=isolation.tier, hidden=[str(p) for p in isolation.hidden],
+                       work_root=str(isolation.work_root), bwrap=isolation.bwrap),
+        recycle=opts.recycle, prestart=opts.prestart,
+    )
+    return run, config, todo, jobs, submission_timeout
+
+
+def shard_of(submission_id: str, count: int) -> int:
+    """The shard (1..count) a learner belongs to: a function of the id alone, whatever else is in the class."""
+    digest = hashlib.sha256(submission_id.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") % count + 1
+
+
+def course_digest(catalog, exercises: list) -> str:
+    """What the course checks with for these exercises: their check modules and reference solutions."""
+    h = hashlib.sha256()
+    for e in exercises:
+        for f in (e.check_path(), e.solution_path()):
+            h.update(str(e.name).encode() + b"\0")
+            h.update(hashlib.sha256(f.read_bytes()).digest() if f.is_file() else b"missing")
+    return h.hexdigest()[:16]
+
+
+def unsupported_result(sub: Submission, fingerprint: str, ex_config: list[dict], scheme, run_seed: int) -> dict:
+    """A learner whose hand-in cannot be read still gets a row: 0 points and the reason."""
+    from course.grader.results import finish, not_run
+    from course.grader.scoring import derive_seed
+
+    exercises = {e["name"]: not_run(e["name"], scheme=scheme, max_points=e["max_points"], cause="not_submitted",
+                                    message=sub.problem, seed=derive_seed(run_seed, sub.id, e["name"]))
+                 for e in ex_config}
+    result = dict(id=sub.id, source=sub.source.name, fingerprint=fingerprint, status="unsupported",
+                  notes=[sub.problem], exercises=exercises, duration=0.0)
+    return finish(result, {e["name"]: e["max_points"] for e in ex_config})
 
 
 def _time_budget(exercise, checks_dirs: list[Path]) -> float:
@@ -262,7 +339,9 @@ def _time_budget(exercise, checks_dirs: list[Path]) -> float:
 
 
 def _save(out_dir: Path, result: dict, secrets: list[str]) -> None:
-    reports.write_atomic(out_dir / RESULTS_DIR / f"{result['id']}.json", json.dumps(result, indent=1) + "\n")
+    # Cleaned once on the way in, so every later reader gets text any writer can carry.
+    reports.write_atomic(out_dir / RESULTS_DIR / f"{result['id']}.json",
+                         json.dumps(safe.clean(result), indent=1, ensure_ascii=False) + "\n")
 
 
 def _load_results(out_dir: Path, ids: list[str]) -> list[dict]:
@@ -270,7 +349,7 @@ def _load_results(out_dir: Path, ids: list[str]) -> list[dict]:
     for ident in ids:
         f = out_dir / RESULTS_DIR / f"{ident}.json"
         if f.exists():
-            out.append(json.loads(f.read_text()))
+            out.append(safe.clean(json.loads(f.read_text(encoding="utf-8", errors="replace"))))
     return out
 
 
@@ -290,6 +369,7 @@ def secrets_for(checks_dirs: list[Path]) -> list[str]:
 
 
 def write_reports(out_dir: Path, run: dict, results: list[dict], secrets: list[str]) -> None:
+    results = sorted(results, key=lambda r: r["id"])  # one order, however the class was split or listed
     reports.write_atomic(out_dir / "report.json", reports.report_json(run, results))
     reports.write_atomic(out_dir / "gradebook.csv", reports.gradebook_csv(run["exercises"], results))
     reports.write_atomic(out_dir / "junit.xml", reports.junit_xml(results, secrets))
@@ -298,7 +378,7 @@ def write_reports(out_dir: Path, run: dict, results: list[dict], secrets: list[s
 
 
 def print_summary(outcome: Outcome, out_dir: Path) -> None:
-    summary_table(outcome.submissions, outcome.run["isolation"], out_dir)
+    summary_table(outcome.submissions, outcome.run["isolation"], out_dir, ignored=outcome.run.get("ignored", []))
 
 
 def _now() -> str:

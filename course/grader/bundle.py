@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 from course import paths
+from course.grader.gradescope import SUBMISSION_BUDGET_S
 
 _COURSE_PARTS = ("lessons", "solutions", "exercises", "checks")  # from the course root
 _TOP_FILES = ("pyproject.toml", "constraints.txt", "README.md", "LICENSE")
@@ -43,6 +44,26 @@ fi
 /opt/jaxlings/bin/python -m pip install -q -c /autograder/source/constraints.txt -e /autograder/source
 # Compile and warm the caches once, at build time, not on every submission.
 JAXLINGS_COURSE_ROOT=/autograder/source /opt/jaxlings/bin/python -c 'import jax, flax, optax, pytest'
+bash /autograder/source/lockdown.sh /autograder/source
+"""
+
+# Gradescope runs run_autograder as root and the learner's code in the same
+# container. The grader runs graded code as another, unprivileged user (the
+# uid, unshare or bubblewrap tier); this makes sure that user cannot read what
+# decides the grade, whatever the isolation tier hides on top.
+LOCKDOWN_SH = """#!/usr/bin/env bash
+# Usage: lockdown.sh SOURCE_DIR. Solutions, checks, the instructor's checks and
+# points readable by their owner (root) alone; the rest of the course stays
+# readable, since a learner's child imports the course's engine.
+set -euo pipefail
+src="${1:?give the autograder source folder}"
+chown -R root:root "$src" 2>/dev/null || true
+chmod -R go-w "$src"
+for secret in solutions checks course/checks instructor_checks points.toml lockdown.sh; do
+    if [ -e "$src/$secret" ]; then
+        chmod -R go-rwx "$src/$secret"
+    fi
+done
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -59,8 +80,10 @@ class BundleError(Exception):
     """The bundle cannot be made; the message says why."""
 
 
-def write_bundle(out_dir: Path, *, exercises: list[str] | None, checks_dirs: list[Path],
-                 points_file: Path | None, partial: bool, visibility: str) -> Path:
+def kit_files(*, exercises: list[str] | None, checks_dirs: list[Path], points_file: Path | None,
+              partial: bool, root_prefix: str) -> tuple[list[tuple[Path, str]], list[str]]:
+    """What grading needs (package, course content, pins, instructor's checks and points) as
+    (file, name in the kit), and the `jaxlings grade` options that point at them under `root_prefix`."""
     # The package and its pins come from this install; the course content from
     # the course root, which may be a course of its own (JAXLINGS_COURSE_ROOT).
     project, root = paths.PACKAGE_DIR.parent, paths.course_root()
@@ -68,42 +91,56 @@ def write_bundle(out_dir: Path, *, exercises: list[str] | None, checks_dirs: lis
     missing += [str(project / p) for p in ("pyproject.toml", "constraints.txt") if not (project / p).is_file()]
     if missing:
         raise BundleError(f"cannot bundle: missing {', '.join(missing)}")
-    options: list[str] = ["--visibility", visibility]
+    files: list[tuple[Path, str]] = list(_tree(paths.PACKAGE_DIR, "course"))
+    for part in _COURSE_PARTS:
+        if (root / part).is_dir():
+            files += _tree(root / part, part)
+    files += [(project / name, name) for name in _TOP_FILES if (project / name).is_file()]
+    # Gradescope's containers and CI runners often forbid user namespaces, so no sandbox
+    # may start there: the grader then runs learner code as another uid (or, unprivileged,
+    # as a plain process), and its report says which.
+    options: list[str] = ["--i-understand"]
     if exercises:
         options += ["--exercises", ",".join(exercises)]
     if partial:
         options.append("--partial")
+    for i, d in enumerate(checks_dirs):
+        arc = f"instructor_checks/{i}"
+        files += [(f, f"{arc}/{f.name}") for f in sorted(d.glob("*.py"))]
+        options += ["--checks", f"{root_prefix}/{arc}"]
+    if points_file is not None:
+        files.append((points_file, "points.toml"))
+        options += ["--points", f"{root_prefix}/points.toml"]
+    return files, options
+
+
+def write_bundle(out_dir: Path, *, exercises: list[str] | None, checks_dirs: list[Path],
+                 points_file: Path | None, partial: bool, visibility: str) -> Path:
+    files, kit_options = kit_files(exercises=exercises, checks_dirs=checks_dirs, points_file=points_file,
+                                   partial=partial, root_prefix="/autograder/source")
+    # Within Gradescope's 40-minute maximum, with time to write results.json.
+    options = ["--visibility", visibility, "--submission-timeout", str(SUBMISSION_BUDGET_S), *kit_options]
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / "autograder.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
         _add_text(zf, "setup.sh", SETUP_SH, executable=True)
-        _add_tree(zf, paths.PACKAGE_DIR, "course")
-        for part in _COURSE_PARTS:
-            if (root / part).is_dir():
-                _add_tree(zf, root / part, part)
-        for name in _TOP_FILES:
-            if (project / name).is_file():
-                zf.write(project / name, name)
-        for i, d in enumerate(checks_dirs):
-            arc = f"instructor_checks/{i}"
-            for f in sorted(d.glob("*.py")):
-                zf.write(f, f"{arc}/{f.name}")
-            options += ["--checks", f"/autograder/source/{arc}"]
-        if points_file is not None:
-            zf.write(points_file, "points.toml")
-            options += ["--points", "/autograder/source/points.toml"]
+        _add_text(zf, "lockdown.sh", LOCKDOWN_SH, executable=True)
+        for path, arc in files:
+            zf.write(path, arc)
         _add_text(zf, "run_autograder", RUN_AUTOGRADER.format(options=shlex.join(options)), executable=True)
     return target
 
 
-def _add_tree(zf: zipfile.ZipFile, folder: Path, arc: str) -> None:
+def _tree(folder: Path, arc: str) -> list[tuple[Path, str]]:
+    out = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part in _SKIP_DIRS for part in rel.parts) or path.is_symlink() or not path.is_file():
             continue
         if path.suffix in (".pyc", ".pyo"):
             continue
-        zf.write(path, f"{arc}/{rel.as_posix()}")
+        out.append((path, f"{arc}/{rel.as_posix()}"))
+    return out
 
 
 def _add_text(zf: zipfile.ZipFile, name: str, text: str, *, executable: bool) -> None:

@@ -1,8 +1,11 @@
 """`jaxlings grade`: the instructor's command.
 
-    jaxlings grade CLASS_DIR --out DIR           grade a class folder
-    jaxlings grade --gradescope                  grade one submission inside Gradescope
-    jaxlings grade --bundle gradescope --out DIR write Gradescope's autograder.zip
+    jaxlings grade CLASS_DIR --out DIR                 grade a class folder
+    jaxlings grade CLASS_DIR --out DIR --shard K/N     grade shard K of N (one task of a batch job)
+    jaxlings grade merge DIR... --out DIR              join the shards' outputs into one set of reports
+    jaxlings grade --gradescope                        grade one submission inside Gradescope
+    jaxlings grade --bundle gradescope --out DIR       write Gradescope's autograder.zip
+    jaxlings grade --bundle github-classroom --out DIR write a GitHub Classroom workflow and grading kit
 
 Exit status: 0 when grading finished (whatever the grades), 2 for bad input
 or set-up, 130 when interrupted (finished submissions are kept: `--resume`).
@@ -18,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from course.grader.gradescope import VISIBILITIES
-from course.grader.isolation import TIERS
+from course.engine.isolation import TIERS
 
 GRADESCOPE_SUBMISSION = Path("/autograder/submission")
 GRADESCOPE_RESULTS = Path("/autograder/results/results.json")
@@ -32,8 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "feedback/<learner>.txt and submissions/<learner>.json (one per finished submission).\n"
         "Isolation of graded code, strongest first: " + " > ".join(TIERS) + "."
     )
-    parser.add_argument("class_dir", nargs="?", type=Path, metavar="CLASS_DIR",
-                        help="folder with one sub-folder or archive per submission")
+    parser.add_argument("class_dir", nargs="*", metavar="CLASS_DIR",
+                        help="folder with one sub-folder or archive per submission; "
+                             "or `merge DIR...`: the shards' output folders")
+    parser.add_argument("--shard", metavar="K/N",
+                        help="grade only shard K of N (1 <= K <= N): a fixed part of the class, chosen by learner id")
     parser.add_argument("--out", type=Path, help="folder for the reports (required unless --gradescope)")
     parser.add_argument("--exercises", help="comma-separated exercise names to grade (default: all)")
     parser.add_argument("--checks", action="append", type=Path, default=[], metavar="DIR",
@@ -48,9 +54,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="continue an interrupted run in --out, skipping finished submissions")
     parser.add_argument("--isolation", choices=("auto", *TIERS), default="auto",
                         help="sandbox for graded code (default: the strongest that works here)")
+    parser.add_argument("--i-understand", action="store_true", dest="i_understand",
+                        help="allow isolation that is not a sandbox (uid, process): graded code can then read "
+                             "the course and the class folder, use the network and outlive its checks")
     parser.add_argument("--memory-mb", type=int, help="memory limit per learner child, in MiB")
     parser.add_argument("--submission-timeout", type=float, metavar="SECONDS",
                         help="total time limit per submission (default: 60 + 2 x the exercises' limits)")
+    parser.add_argument("--worker-max-mb", type=int, metavar="MiB",
+                        help="replace a grading worker after a submission once it holds this much memory "
+                             "(default 1024; 0: never)")
+    parser.add_argument("--worker-max-submissions", type=int, metavar="N",
+                        help="replace a grading worker after N submissions (default: only by memory)")
     parser.add_argument("--quiet", action="store_true", help="no progress or table, only errors")
     parser.add_argument("--json", action="store_true", help="print the JSON report on stdout")
     parser.add_argument("--gradescope", action="store_true",
@@ -61,14 +75,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"with --gradescope: where results.json goes (default {GRADESCOPE_RESULTS})")
     parser.add_argument("--visibility", choices=VISIBILITIES, default="visible",
                         help="Gradescope visibility of the tests (default visible)")
-    parser.add_argument("--bundle", choices=("gradescope",),
-                        help="write an autograder zip instead of grading")
+    parser.add_argument("--bundle", choices=("gradescope", "github-classroom"),
+                        help="write an autograder zip (gradescope) or a workflow and grading kit "
+                             "(github-classroom) instead of grading")
+    parser.add_argument("--kit-repo", metavar="OWNER/NAME",
+                        help="with --bundle github-classroom: the private repository the workflow fetches "
+                             "the grading kit from (default: the JAXLINGS_KIT_REPO variable of the organisation)")
 
 
 def run(args: argparse.Namespace) -> int:
     from course.grader.batch import GradeError
 
     try:
+        positional = list(args.class_dir)
+        if positional[:1] == ["merge"]:
+            return _merge(args, [Path(p) for p in positional[1:]])
+        if len(positional) > 1:
+            raise GradeError(f"give one class folder, not {len(positional)} (to join shards: jaxlings grade merge DIR...)")
+        args.class_dir = Path(positional[0]) if positional else None
         if args.bundle:
             return _bundle(args)
         if args.gradescope:
@@ -94,12 +118,46 @@ def _options(args, **overrides):
         raise GradeError("--memory-mb must be at least 64")
     if args.points is not None and not args.points.is_file():
         raise GradeError(f"--points {args.points}: no such file")
-    fields = dict(class_dir=args.class_dir, out_dir=args.out, exercises=_exercises(args), checks_dirs=args.checks,
+    if (args.worker_max_mb or 0) < 0 or (args.worker_max_submissions or 0) < 0:
+        raise GradeError("--worker-max-mb and --worker-max-submissions must be 0 or more")
+    recycle = {k: v for k, v in (("rss_mb", args.worker_max_mb), ("submissions", args.worker_max_submissions))
+               if v is not None}
+    fields = dict(recycle=recycle or None, shard=_shard(args.shard), class_dir=args.class_dir, out_dir=args.out, exercises=_exercises(args), checks_dirs=args.checks,
                   points_file=args.points, partial=args.partial, jobs=args.jobs, seed=args.seed,
                   resume=args.resume, isolation=args.isolation, memory_mb=args.memory_mb,
-                  submission_timeout=args.submission_timeout, quiet=args.quiet or args.json)
+                  submission_timeout=args.submission_timeout, quiet=args.quiet or args.json,
+                  i_understand=args.i_understand)
     fields.update(overrides)
     return Options(**fields)
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    from course.grader.batch import GradeError
+
+    if text is None:
+        return None
+    k, sep, n = text.partition("/")
+    try:
+        index, count = int(k), int(n)
+    except ValueError:
+        index = count = 0
+    if not sep or not 1 <= index <= count:
+        raise GradeError(f"--shard {text}: give K/N with 1 <= K <= N, e.g. --shard 2/8")
+    return index, count
+
+
+def _merge(args, dirs: list[Path]) -> int:
+    from course.grader.batch import GradeError, print_summary
+    from course.grader.merge import merge
+
+    if args.out is None:
+        raise GradeError("grade merge: give --out DIR for the merged reports")
+    outcome = merge(dirs, args.out)
+    if args.json:
+        sys.stdout.write((args.out / "report.json").read_text())
+    elif not args.quiet:
+        print_summary(outcome, args.out)
+    return 0
 
 
 def _grade_class(args) -> int:
@@ -122,27 +180,42 @@ def _grade_class(args) -> int:
 
 
 def _gradescope(args) -> int:
-    from course.grader.batch import GradeError, grade
+    from course.grader.batch import GradeError, grade, secrets_for
     from course.grader.discovery import Submission
-    from course.grader.gradescope import results_json
+    from course.grader.gradescope import (NEEDED_MB, PRESTART_MB, SUBMISSION_BUDGET_S, WORKER_RESERVE_MB, ProgressiveResults,
+                                          container_memory_mb, results_json)
     from course.grader.reports import write_atomic
 
     if not args.submission.is_dir():
         raise GradeError(f"--gradescope: no submission folder at {args.submission}")
     out = args.out or Path(tempfile.mkdtemp(prefix="jaxlings-gradescope-"))
-    opts = _options(args, class_dir=None, out_dir=out, jobs=1, resume=False,
+    limit = container_memory_mb()
+    note = ""
+    if limit is not None and limit < NEEDED_MB:
+        note = (f"This autograder container has {limit} MB of memory; jaxlings needs about {NEEDED_MB} MB. "
+                "Instructor: choose a larger autograder in the assignment's settings.")
+    memory_mb = args.memory_mb
+    if memory_mb is None and limit is not None:
+        memory_mb = max(256, min(4096, limit - WORKER_RESERVE_MB))
+    secrets = secrets_for(args.checks)
+    progress = ProgressiveResults(args.results, secrets, visibility=args.visibility,
+                                  partial=args.partial or args.points is not None, note=note)
+    opts = _options(args, class_dir=None, out_dir=out, jobs=1, resume=False, memory_mb=memory_mb,
+                    submission_timeout=args.submission_timeout or SUBMISSION_BUDGET_S,
                     submissions=[Submission("submission", args.submission.resolve())],
-                    hide=[args.submission.resolve(), args.results.resolve().parent])
+                    hide=[args.submission.resolve(), args.results.resolve().parent],
+                    on_start=progress.start, on_exercise=progress.exercise,
+                    prestart=limit is None or limit >= PRESTART_MB)
     outcome = grade(opts)
     if not outcome.submissions:
         raise GradeError("the submission could not be graded")
-    from course.grader.batch import secrets_for
-
-    text = results_json(outcome.submissions[0], secrets_for(opts.checks_dirs), visibility=args.visibility,
-                        partial=outcome.run["partial"])
+    sub = outcome.submissions[0]
+    if note:
+        sub["notes"] = [note, *sub.get("notes", [])]
+    text = results_json(sub, secrets, visibility=args.visibility, partial=outcome.run["partial"])
     write_atomic(args.results, text)
     if not args.quiet:
-        print(f"Score {outcome.submissions[0]['total']} / {outcome.submissions[0]['max_total']}; "
+        print(f"Score {sub['total']} / {sub['max_total']}; "
               f"isolation: {outcome.run['isolation']['tier']}; wrote {args.results}")
     return 130 if outcome.interrupted else 0
 
@@ -152,7 +225,9 @@ def _bundle(args) -> int:
     from course.grader.bundle import BundleError, write_bundle
 
     if args.out is None:
-        raise GradeError("give --out DIR for autograder.zip")
+        raise GradeError("give --out DIR for the bundle")
+    if args.bundle == "github-classroom":
+        return _classroom(args)
     for d in args.checks:
         if not d.is_dir():
             raise GradeError(f"--checks {d}: not a folder")
@@ -164,4 +239,28 @@ def _bundle(args) -> int:
     except BundleError as exc:
         raise GradeError(str(exc)) from None
     print(f"Wrote {target}: upload it as the assignment's autograder on Gradescope.")
+    return 0
+
+
+def _classroom(args) -> int:
+    from course.grader.batch import GradeError
+    from course.grader.bundle import BundleError
+    from course.grader.classroom import write_classroom
+
+    for d in args.checks:
+        if not d.is_dir():
+            raise GradeError(f"--checks {d}: not a folder")
+    if args.points is not None and not args.points.is_file():
+        raise GradeError(f"--points {args.points}: no such file")
+    if args.partial:
+        raise GradeError("--partial: GitHub Classroom's command grader gives a step all of its points or none")
+    try:
+        workflow, kit = write_classroom(args.out, exercises=_exercises(args), checks_dirs=args.checks,
+                                        points_file=args.points, kit_repo=args.kit_repo)
+    except BundleError as exc:
+        raise GradeError(str(exc)) from None
+    print(f"Wrote {workflow}: add it to the assignment's template repository.\n"
+          f"Wrote {kit}: push it to a PRIVATE repository"
+          f"{' (' + args.kit_repo + ')' if args.kit_repo else ' and name it in the JAXLINGS_KIT_REPO variable'}; "
+          "give the organisation a read-only JAXLINGS_KIT_TOKEN secret for it. See docs/grading.md.")
     return 0

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from course.grader import safe
 from course.grader.reports import CAUSE_TEXT, fmt_points
 
 
@@ -22,6 +24,9 @@ class Live:
         )
         self.checks = self.progress.add_task("exercises", total=total_exercises, latest="")
         self.subs = self.progress.add_task("submissions", total=total_submissions, latest="")
+        # Without a terminal (a batch job's log, a pipe) a bar is never drawn: one line per submission instead.
+        self.lines = not quiet and not self.console.is_terminal
+        self.done, self.total = 0, total_submissions
 
     def __enter__(self) -> "Live":
         self.progress.__enter__()
@@ -34,31 +39,41 @@ class Live:
         if msg.get("event") == "exercise":
             r = msg["result"]
             mark = "pass" if r["passed"] else CAUSE_TEXT.get(r["cause"], "fail")
-            self.progress.update(self.checks, advance=1, latest=f"{msg['submission']}/{msg['exercise']}: {mark}")
+            self.progress.update(self.checks, advance=1, latest=_cell(f"{msg['submission']}/{msg['exercise']}: {mark}"))
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            self.console.print(escape(text), highlight=False)
 
     def submission_done(self, result: dict, exercises_left: int) -> None:
+        self.done += 1
+        if self.lines:
+            self.console.print(_cell(f"graded {self.done}/{self.total}: {result['id']} "
+                                     f"{fmt_points(result['total'])}/{fmt_points(result['max_total'])}"),
+                               highlight=False, soft_wrap=True)
         # Exercises settled without an `exercise` event (a killed worker) still count.
         self.progress.update(self.checks, advance=exercises_left)
         self.progress.update(self.subs, advance=1,
-                             latest=f"{result['id']}: {fmt_points(result['total'])}/{fmt_points(result['max_total'])}")
+                             latest=_cell(f"{result['id']}: {fmt_points(result['total'])}/{fmt_points(result['max_total'])}"))
 
 
-def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Console | None = None) -> None:
+def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Console | None = None,
+                  ignored: list[str] = ()) -> None:
     console = console or Console()
     table = Table(title="Grades", show_lines=False)
     table.add_column("submission", no_wrap=True)
     table.add_column("score", justify="right")
     table.add_column("passed", justify="right")
     table.add_column("not passed (why)")
-    for sub in submissions:
+    for sub in safe.clean(submissions):
         exs = sub["exercises"].values()
         passed = sum(e["passed"] for e in exs)
         bad = [f"{e['exercise']} ({CAUSE_TEXT.get(e['cause'], e['cause'])})" for e in exs if not e["passed"]]
         shown = ", ".join(bad[:4]) + (f", +{len(bad) - 4} more" if len(bad) > 4 else "")
         if sub["status"] != "graded":
             shown = f"[{sub['status']}] " + shown
-        table.add_row(sub["id"], f"{fmt_points(sub['total'])}/{fmt_points(sub['max_total'])}",
-                      f"{passed}/{len(sub['exercises'])}", shown)
+        table.add_row(_cell(sub["id"]), f"{fmt_points(sub['total'])}/{fmt_points(sub['max_total'])}",
+                      f"{passed}/{len(sub['exercises'])}", _cell(shown))
     console.print(table)
     g = isolation["guarantees"]
     console.print(f"Isolation in force: [bold]{isolation['tier']}[/bold] "
@@ -67,7 +82,14 @@ def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Co
                   f"unprivileged: {_yn(g['unprivileged'])})")
     for why in isolation.get("passed_over", []):
         console.print(f"  stronger isolation not used: {why}")
+    for entry in ignored:
+        console.print(f"  not a submission, left out: {_cell(entry)}")
     console.print(f"Reports in {out_dir}: report.json, gradebook.csv, junit.xml, feedback/")
+
+
+def _cell(value) -> str:
+    """Learner-controlled text as a table cell: no control characters, no Rich markup."""
+    return escape(safe.one_line(value, limit=500))
 
 
 def _yn(flag: bool) -> str:

@@ -9,15 +9,18 @@ Where a file was found is recorded so an instructor can see any guess made.
 
 from __future__ import annotations
 
+import collections
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from course.grader.archives import archive_stem
 
-MAX_DEPTH = 6
+MAX_DEPTH = 32
 MAX_FILES = 5000
+MAX_FOLDERS = 2000
 _IGNORED_DIRS = {"__MACOSX", "__pycache__", ".git", ".venv", "node_modules", ".ipynb_checkpoints"}
 
 
@@ -25,10 +28,21 @@ class DiscoveryError(Exception):
     """The class folder cannot be read; the message says why."""
 
 
+# Hand-ins jaxlings recognises but cannot grade: each is still a learner, shown in
+# the gradebook with status "unsupported" and a note saying what to ask for.
+UNSUPPORTED = {
+    ".7z": "a 7-Zip archive", ".rar": "a RAR archive", ".zst": "a Zstandard file", ".gz": "a gzip file",
+    ".bz2": "a bzip2 file", ".xz": "an xz file", ".lz": "an lzip file", ".lzma": "an LZMA file",
+    ".cab": "a cabinet archive", ".arj": "an ARJ archive", ".py": "a loose Python file",
+    ".ipynb": "a Jupyter notebook",
+}
+
+
 @dataclass(frozen=True)
 class Submission:
     id: str  # safe as a file name, unique within the class
     source: Path  # the learner's folder or archive, never written to
+    problem: str | None = None  # why it cannot be graded (an unsupported format), else None
 
     @property
     def is_archive(self) -> bool:
@@ -60,10 +74,15 @@ def discover(class_dir: Path) -> tuple[list[Submission], list[str]]:
         if entry.is_symlink():
             ignored.append(f"{entry.name} (a link: submissions must be real folders or archives)")
             continue
+        problem = None
         if entry.is_dir():
             stem = entry.name
         elif entry.is_file() and archive_stem(entry):
             stem = archive_stem(entry)
+        elif entry.is_file() and entry.suffix.lower() in UNSUPPORTED:
+            stem = entry.name[: -len(entry.suffix)] or entry.name
+            problem = (f"{entry.name} is {UNSUPPORTED[entry.suffix.lower()]}; jaxlings grades a folder or a "
+                       ".zip/.tar(.gz/.bz2/.xz) archive holding the exercises/ files")
         else:
             ignored.append(f"{entry.name} (neither a folder nor a .zip/.tar archive)")
             continue
@@ -73,29 +92,54 @@ def discover(class_dir: Path) -> tuple[list[Submission], list[str]]:
             ident = f"{base}-{n}"
             n += 1
         taken.add(ident)
-        submissions.append(Submission(ident, entry))
+        submissions.append(Submission(ident, entry, problem))
     return submissions, ignored
 
 
-def regular_files(root: Path) -> list[Path]:
-    """Regular files under `root`, links never followed, junk folders skipped, capped."""
+@dataclass
+class Scan:
+    files: list[Path]
+    stopped: str | None  # why the search did not see everything, if it did not
+
+
+def scan_files(root: Path) -> Scan:
+    """Regular files under `root`, shallowest first, links never followed, junk folders skipped.
+
+    Breadth first and bounded by files and folders seen as well as by depth, so
+    a deeply nested hand-in is found and a hostile tree cannot keep it busy.
+    """
     found: list[Path] = []
-    stack = [(root, 0)]
-    while stack and len(found) < MAX_FILES:
-        folder, depth = stack.pop()
+    queue = collections.deque([(root, 0)])
+    folders, stopped = 0, None
+    while queue:
+        folder, depth = queue.popleft()
+        folders += 1
+        if folders > MAX_FOLDERS:
+            stopped = f"more than {MAX_FOLDERS} folders"
+            break
         try:
-            entries = sorted(folder.iterdir(), key=lambda p: p.name)
+            entries = sorted(folder.iterdir(), key=lambda p: os.fsencode(p.name))
         except OSError:
             continue
         for entry in entries:
             if entry.is_symlink():
                 continue
             if entry.is_dir():
-                if depth < MAX_DEPTH and entry.name not in _IGNORED_DIRS:
-                    stack.append((entry, depth + 1))
+                if entry.name in _IGNORED_DIRS:
+                    continue
+                if depth < MAX_DEPTH:
+                    queue.append((entry, depth + 1))
+                elif stopped is None:
+                    stopped = f"folders more than {MAX_DEPTH} levels deep were not searched"
             elif entry.is_file():
                 found.append(entry)
-    return found[:MAX_FILES]
+                if len(found) >= MAX_FILES:
+                    return Scan(found, f"more than {MAX_FILES} files")
+    return Scan(found, stopped)
+
+
+def regular_files(root: Path) -> list[Path]:
+    return scan_files(root).files
 
 
 def locate(root: Path, expected: dict[str, str], files: list[Path] | None = None) -> dict[str, Located]:
@@ -134,10 +178,12 @@ def locate(root: Path, expected: dict[str, str], files: list[Path] | None = None
 def fingerprint(paths: list[Path], root: Path) -> str:
     """A digest of file names and contents: a changed submission is regraded on resume."""
     h = hashlib.sha256()
-    for p in sorted(paths, key=lambda q: q.relative_to(root).as_posix()):
-        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+    # File names are bytes on POSIX and need not be UTF-8: hash them as bytes.
+    for p in sorted(paths, key=lambda q: os.fsencode(q.relative_to(root).as_posix())):
+        h.update(os.fsencode(p.relative_to(root).as_posix()) + b"\0")
         try:
-            h.update(hashlib.sha256(p.read_bytes()).digest())
+            with open(p, "rb") as f:  # streamed: a large data file is not read into memory
+                h.update(hashlib.file_digest(f, "sha256").digest())
         except OSError:
             h.update(b"unreadable")
     return h.hexdigest()

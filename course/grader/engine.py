@@ -85,8 +85,9 @@ class Engine:
         extra = [f for d in self.extra_check_dirs for f in sorted(d.glob("test_*.py")) if pattern.match(f.name)]
         return [Unit(exercise, None)] + [Unit(dataclasses.replace(exercise, check=f.stem), f) for f in extra]
 
-    def prepare(self, unit: Unit, *, argv_prefix: list[str], env: dict[str, str], cwd: Path) -> Prepared:
-        session = _PrestartedSession(child_argv_prefix=argv_prefix, child_env=env, cwd=cwd,
+    def prepare(self, unit: Unit, *, isolation, slot: int, copy: Path) -> Prepared:
+        """A session whose child starts now, sandboxed by `isolation` (`course.engine.isolation`)."""
+        session = _PrestartedSession(isolation=isolation, sandbox_slot=slot, sandbox_copy=copy,
                                      memory_mb=self.memory_mb)
         return Prepared(unit, session)
 

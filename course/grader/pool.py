@@ -23,6 +23,14 @@ from course.grader.results import finish, not_run
 from course.grader.scoring import Scheme, derive_seed
 
 
+# A worker drops JAX's caches after each exercise (see worker._forget_compiled),
+# but anything else a check leaves behind would still add up over a class: a
+# worker that has grown past RECYCLE_RSS_MB is retired after its submission and
+# a fresh one takes its place.
+RECYCLE_RSS_MB = 1024
+RECYCLE_SUBMISSIONS = 0  # 0: only by memory
+
+
 class PoolError(Exception):
     """The workers cannot start; the message says why."""
 
@@ -35,6 +43,8 @@ class _Slot:
     job: dict | None = None
     started: float = 0.0
     partial: dict = field(default_factory=dict)  # exercise -> result, for the job in hand
+    graded: int = 0  # submissions this worker finished
+    worn: bool = False  # to be replaced before its next submission
 
 
 class Pool:
@@ -47,17 +57,31 @@ class Pool:
         self.events: queue.Queue = queue.Queue()
         self.slots: list[_Slot] = []
         self.scheme = Scheme(**config["scheme"])
+        recycle = config.get("recycle") or {}
+        self.recycle_rss_mb = recycle.get("rss_mb", RECYCLE_RSS_MB)
+        self.recycle_submissions = recycle.get("submissions", RECYCLE_SUBMISSIONS)
+        self.workers_started = 0
+        self.memory: list[dict] = []  # per finished submission: the worker's memory after it
 
     # -- workers ----------------------------------------------------------
 
     def _spawn(self, index: int) -> _Slot:
         env = dict(os.environ)
         env.pop("JAXLINGS_SEED", None)  # seeds come from the run, never the grader's shell
+        env.pop("PYTHONSTARTUP", None)
+        # The same `course` package as this process's, named explicitly rather than found via the cwd.
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+        # -P and a private cwd: no folder graded code can write (the caller's cwd, a copy
+        # under /tmp) is ever on the trusted worker's sys.path, so a planted `orbax.py`
+        # is never imported by it.
         proc = subprocess.Popen(
-            [sys.executable, "-m", "course.grader.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=None, text=True, bufsize=1, env=env, start_new_session=True,
+            [sys.executable, "-P", "-s", "-m", "course.grader.worker"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=None, text=True, bufsize=1, env=env, start_new_session=True,
+            cwd=self.config["isolation"]["work_root"],
         )
         slot = _Slot(index, proc)
+        self.workers_started += 1
         proc.stdin.write(json.dumps({**self.config, "slot": index}) + "\n")
         proc.stdin.flush()
         threading.Thread(target=self._read, args=(slot,), daemon=True).start()
@@ -92,9 +116,12 @@ class Pool:
         self.slots = [self._spawn(i) for i in range(min(self.jobs, max(1, len(pending))))]
         try:
             while outstanding:
-                for slot in self.slots:
+                for slot in list(self.slots):
                     if slot.ready and slot.job is None and pending:
-                        self._assign(slot, pending.pop(0))
+                        if slot.worn:
+                            self._retire(slot)  # only when there is more work: the last one just ends
+                        else:
+                            self._assign(slot, pending.pop(0))
                 try:
                     slot, proc, msg = self.events.get(timeout=0.5)
                 except queue.Empty:
@@ -128,9 +155,24 @@ class Pool:
             self.on_event(msg)
         elif kind == "done" and slot.job and msg["submission"] == slot.job["id"]:
             slot.job = None
+            slot.graded += 1
+            mem = msg.get("memory") or {}
+            self.memory.append(dict(submission=msg["submission"], pid=slot.proc.pid, **mem))
+            msg["result"]["worker"] = dict(pid=slot.proc.pid, submissions=slot.graded, **mem)
             on_result(msg["result"])
+            slot.worn = self._worn_out(slot, mem)
             return 1
         return 0
+
+    def _worn_out(self, slot: _Slot, mem: dict) -> bool:
+        if self.recycle_submissions and slot.graded >= self.recycle_submissions:
+            return True
+        return bool(self.recycle_rss_mb) and float(mem.get("rss_mb") or 0) > self.recycle_rss_mb
+
+    def _retire(self, slot: _Slot) -> None:
+        """End an idle worker and start a fresh one in its place (it imports JAX while others work)."""
+        self._kill(slot)
+        self.slots[self.slots.index(slot)] = self._spawn(slot.index)
 
     def _enforce_deadlines(self, on_result) -> int:
         done = 0

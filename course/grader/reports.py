@@ -16,6 +16,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from course.grader import safe
+
 # Causes that mean "the code ran and gave a wrong answer" are JUnit failures;
 # the rest (it crashed, hung, ran out of memory, or the check broke) are errors.
 FAILURE_CAUSES = {"wrong_result", "no_result", "not_plain_data", "missing_name", "signature", "not_submitted"}
@@ -35,6 +37,7 @@ CAUSE_TEXT = {
     "check_error": "the check itself failed (not your fault)",
     "not_submitted": "not submitted",
     "grader_error": "the grader failed (not your fault)",
+    "not_reached": "not reached: grading stopped before this exercise",
 }
 _GRADER_SIDE = {"check_error", "grader_error"}
 MAX_MESSAGE = 2000
@@ -63,7 +66,7 @@ def sanitize(message: str | None, secrets: list[str]) -> str:
     if not message:
         return ""
     kept = []
-    for line in message.splitlines():
+    for line in safe.text(message).splitlines():
         if any(s and s in line for s in secrets):
             continue
         # pytest echoes the check's source with a leading ">" and locations as
@@ -99,7 +102,7 @@ def report_json(run: dict, submissions: list[dict]) -> str:
         "max_points": run["max_points"],
         "submissions": submissions,
     }
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    return json.dumps(safe.clean(doc), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
 
 
 # ---------------------------------------------------------------- CSV
@@ -108,11 +111,12 @@ def report_json(run: dict, submissions: list[dict]) -> str:
 def gradebook_csv(exercises: list[str], submissions: list[dict]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["submission", "total", "max", "status", *exercises])
+    w.writerow([safe.csv_cell(c) for c in ("submission", "total", "max", "status", *exercises)])
     for sub in submissions:
         per = sub.get("exercises", {})
         w.writerow([
-            sub["id"], fmt_points(sub["total"]), fmt_points(sub["max_total"]), sub["status"],
+            safe.csv_cell(sub["id"]), fmt_points(sub["total"]), fmt_points(sub["max_total"]),
+            safe.csv_cell(sub["status"]),
             *(fmt_points(per[e]["points"]) if e in per else "" for e in exercises),
         ])
     return buf.getvalue()
@@ -126,6 +130,7 @@ def junit_xml(submissions: list[dict], secrets: list[str]) -> str:
 
     Messages are the learner's version: CI logs are often visible to learners.
     """
+    submissions = safe.clean(submissions)
     root = ET.Element("testsuites", name="jaxlings")
     totals = dict(tests=0, failures=0, errors=0, time=0.0)
     for sub in submissions:
@@ -164,6 +169,7 @@ def junit_xml(submissions: list[dict], secrets: list[str]) -> str:
 
 def feedback_text(sub: dict, secrets: list[str]) -> str:
     """What a learner may read: scores, causes and check messages, never check code."""
+    sub = safe.clean(sub)
     lines = [f"jaxlings feedback for {sub['id']}",
              f"Score: {fmt_points(sub['total'])} / {fmt_points(sub['max_total'])}", ""]
     for note in sub.get("notes", []):
@@ -188,5 +194,15 @@ def feedback_text(sub: dict, secrets: list[str]) -> str:
             if check["outcome"] != "passed":
                 msg = learner_message(check, secrets)
                 lines += [f"      {m}" for m in msg.splitlines()]
+        rerun = rerun_line(name, ex)
+        if rerun:
+            lines.append(f"    {rerun}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def rerun_line(name: str, ex: dict) -> str:
+    """How the learner replays a failed exercise with the very inputs it was graded on."""
+    if ex["passed"] or ex.get("seed") is None or ex.get("cause") in ("not_submitted", *_GRADER_SIDE):
+        return ""
+    return f"Seed {ex['seed']}. Rerun with the same inputs: JAXLINGS_SEED={ex['seed']} jaxlings check {name}"

@@ -2,7 +2,7 @@
 
 Shape (JSON-ready):
 
-    {"id", "source", "fingerprint", "status": graded|empty|unreadable|interrupted,
+    {"id", "source", "fingerprint", "status": graded|empty|unreadable|unsupported|interrupted,
      "total", "max_total", "duration", "notes": [...],
      "exercises": {name: {"exercise", "passed", "points", "max_points", "cause",
                           "message", "seed", "duration", "file", "note",
@@ -13,7 +13,9 @@ Shape (JSON-ready):
 
 from __future__ import annotations
 
-from course.grader.scoring import Scheme
+from fractions import Fraction
+
+from course.grader.scoring import Scheme, exact
 
 
 def exercise_entry(
@@ -24,9 +26,12 @@ def exercise_entry(
     checks = [dict(c) for c in checks]
     earned, worth = scheme.score(name, max_points, checks, passed)
     for check, w in zip(checks, worth):
-        check["max_points"] = w
-        check["points"] = None if w is None else (w if check["outcome"] == "passed" else 0.0)
-    return dict(exercise=name, passed=bool(passed), points=earned, max_points=max_points, cause=cause,
+        got = None if w is None else (w if check["outcome"] == "passed" else Fraction(0))
+        check["max_points"] = None if w is None else float(w)
+        check["points"] = None if got is None else float(got)
+        check["points_exact"] = None if got is None else str(got)
+    return dict(exercise=name, passed=bool(passed), points=float(earned), points_exact=str(earned),
+                max_points=max_points, cause=cause,
                 message=message or "", seed=seed, duration=round(duration, 3), file=file, note=note,
                 checks=checks, output=output)
 
@@ -38,7 +43,16 @@ def not_run(name: str, *, scheme: Scheme, max_points: float, cause: str, message
 
 
 def finish(sub: dict, max_points: dict[str, float]) -> dict:
-    """Fill in totals; every exercise asked for counts toward the maximum."""
-    sub["total"] = round(sum(e["points"] for e in sub["exercises"].values()), 6)
-    sub["max_total"] = round(sum(max_points.values()), 6)
+    """Fill in totals, summed exactly; every exercise asked for counts toward the maximum."""
+    total = sum((exact_points(e) for e in sub["exercises"].values()), Fraction(0))
+    sub["total"] = float(total)
+    sub["total_exact"] = str(total)
+    sub["max_total"] = float(sum((exact(m) for m in max_points.values()), Fraction(0)))
     return sub
+
+
+def exact_points(entry: dict) -> Fraction:
+    """An exercise's points as the exact fraction it was scored as."""
+    if entry.get("points_exact"):
+        return Fraction(entry["points_exact"])
+    return exact(entry["points"])

@@ -21,6 +21,7 @@ import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 _PARAMS = re.compile(r"\[.*\]$")
@@ -41,20 +42,32 @@ class Scheme:
 
     def score(
         self, exercise: str, max_points: float, checks: list[dict], passed: bool
-    ) -> tuple[float, list[float | None]]:
-        """(points earned, points each check is worth), for one exercise's results.
+    ) -> tuple[Fraction, list[Fraction | None]]:
+        """(points earned, points each check is worth), exactly, for one exercise's results.
 
+        Fractions, not floats: a third of a point three times is exactly one
+        point, so a full score equals the maximum. Rounding is for display only.
         All-or-nothing exercises give their checks no points of their own (None).
         """
+        top = exact(max_points)
         if not self.partial or not checks:
-            return (max_points if passed else 0.0), [None] * len(checks)
-        weights = [self.check_weights.get(f"{exercise}::{_PARAMS.sub('', c['name'])}", 1.0) for c in checks]
-        total = sum(weights)
-        worth = [max_points * w / total if total else 0.0 for w in weights]
-        earned = sum(p for p, c in zip(worth, checks) if c["outcome"] == "passed")
-        if not passed and earned >= max_points:
-            earned = 0.0  # the engine said fail for a reason outside any one check
-        return round(earned, 6), [round(p, 6) for p in worth]
+            return (top if passed else Fraction(0)), [None] * len(checks)
+        weights = [exact(self.check_weights.get(f"{exercise}::{_PARAMS.sub('', c['name'])}", 1.0)) for c in checks]
+        total = sum(weights, Fraction(0))
+        worth = [top * w / total if total else Fraction(0) for w in weights]
+        earned = sum((p for p, c in zip(worth, checks) if c["outcome"] == "passed"), Fraction(0))
+        if not passed and earned >= top:
+            earned = Fraction(0)  # the engine said fail for a reason outside any one check
+        return earned, worth
+
+
+def exact(x: float | int | str | Fraction) -> Fraction:
+    """A point value as the decimal the instructor wrote: 0.1 is 1/10, not the float nearest to it."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, float):
+        return Fraction(repr(x))
+    return Fraction(x)
 
 
 def load_scheme(path: Path | None, *, partial: bool, known: set[str]) -> Scheme:

@@ -23,9 +23,9 @@ import traceback
 from pathlib import Path
 
 from course.grader.archives import ArchiveError, extract_archive
-from course.grader.discovery import Submission, locate, regular_files
+from course.grader.discovery import Scan, Submission, locate, scan_files
 from course.grader.engine import Engine, merge
-from course.grader.isolation import Isolation
+from course.engine.isolation import Isolation
 from course.grader.results import exercise_entry, finish, not_run
 from course.grader.scoring import Scheme, derive_seed
 
@@ -40,6 +40,7 @@ class Worker:
         iso = config["isolation"]
         self.isolation = Isolation(iso["tier"], tuple(Path(p) for p in iso["hidden"]),
                                    Path(iso["work_root"]), bwrap=iso.get("bwrap"))
+        os.chdir(self.isolation.work_root)  # nothing of the caller's folder; -P keeps it off sys.path anyway
         self.scheme = Scheme(config["scheme"]["exercise_points"], config["scheme"]["check_weights"],
                              config["scheme"]["partial"])
         self.exercises = config["exercises"]  # [{"name", "file", "max_points"}]
@@ -64,11 +65,19 @@ class Worker:
                 except ArchiveError as exc:
                     result["status"] = "unreadable"
                     result["notes"].append(f"the archive was not graded: {exc}")
-            files = regular_files(root) if root.is_dir() else []
-            found = locate(root, {e["name"]: e["file"] for e in self.exercises}, files)
+            scan = scan_files(root) if root.is_dir() else Scan([], None)
+            found = locate(root, {e["name"]: e["file"] for e in self.exercises}, scan.files)
             if not found and result["status"] == "graded":
                 result["status"] = "empty"
-                result["notes"].append("no exercise files were found in this submission")
+                result["notes"].append(_empty_note(root, scan))
+            elif scan.stopped:
+                result["notes"].append(f"the search for exercise files stopped early: {scan.stopped}")
+            files, left_out = copy_plan(root, scan.files, [f.path for f in found.values()])
+            if left_out:
+                result["notes"].append(
+                    f"left out of the copy your code ran in (over {MAX_COPY_BYTES // 2**20} MiB in all; "
+                    f"exercise files are always copied first): " + ", ".join(left_out[:10])
+                    + (f" and {len(left_out) - 10} more" if len(left_out) > 10 else ""))
             self._grade_all(sub.id, found, root, files, result)
         finally:
             _remove(staging)
@@ -78,7 +87,10 @@ class Worker:
     def _grade_all(self, sub_id: str, found: dict, root: Path, files: list[Path], result: dict) -> None:
         """Every exercise in order; the next check run's copy and child start while one is checked."""
         plan = [(ex, unit) for ex in self.exercises if ex["name"] in found for unit in self.engine.units(ex["name"])]
-        upcoming = self._prepare(plan[0][1], root, files) if plan else None
+        # Starting the next child while one is checked hides its start-up but holds two
+        # children in memory; a small container (Gradescope's) turns it off.
+        ahead = self.config.get("prestart", True)
+        upcoming = self._prepare(plan[0][1], root, files) if plan and ahead else None
         step = 0
         for ex in self.exercises:
             name = ex["name"]
@@ -90,9 +102,9 @@ class Worker:
             else:
                 runs, failure = [], None
                 while step < len(plan) and plan[step][0] is ex:
-                    current = upcoming
+                    current = upcoming if ahead else self._prepare(plan[step][1], root, files)
                     step += 1
-                    upcoming = self._prepare(plan[step][1], root, files) if step < len(plan) else None
+                    upcoming = self._prepare(plan[step][1], root, files) if ahead and step < len(plan) else None
                     if isinstance(current, str):
                         failure = failure or current
                         continue
@@ -116,6 +128,7 @@ class Worker:
                                            file=located.relative, note=located.note, **merge(units, runs))
             result["exercises"][name] = entry
             self.emit({"event": "exercise", "submission": sub_id, "exercise": name, "result": entry})
+            _forget_compiled()
 
     def _prepare(self, unit, root: Path, files: list[Path]):
         """A throw-away copy of the submission and a sandboxed child already starting in it.
@@ -125,13 +138,26 @@ class Worker:
         copy = Path(tempfile.mkdtemp(dir=self.scratch, prefix="copy-"))
         try:
             _copy_files(root, files, copy)
-            self.isolation.prepare_copy(copy, self.slot)
-            prepared = self.engine.prepare(unit, argv_prefix=self.isolation.prefix(copy, self.slot),
-                                           env=self.isolation.child_env(copy), cwd=copy)
+            prepared = self.engine.prepare(unit, isolation=self.isolation, slot=self.slot, copy=copy)
         except Exception:
             _remove(copy)
             return traceback.format_exc(limit=8)
         return prepared, copy
+
+
+def _forget_compiled() -> None:
+    """Drop what the last exercise's checks compiled in this process.
+
+    Each check module is imported afresh, so the programs it jitted in the
+    trusted parent are never reused; JAX's caches would keep them (and their
+    executables) for the worker's life, tens of MB per exercise.
+    """
+    import gc
+
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
 
 
 def _close(current) -> None:
@@ -144,17 +170,46 @@ def _close(current) -> None:
         _remove(copy)
 
 
-def _copy_files(root: Path, files: list[Path], dest: Path) -> None:
-    """Copy the submission's regular files (never links) into the throw-away copy."""
-    total = 0
+def copy_plan(root: Path, files: list[Path], exercise_files: list[Path]) -> tuple[list[Path], list[str]]:
+    """The files each throw-away copy gets, and the ones left out (with their sizes).
+
+    Exercise files first, then Python files, then the rest smallest first, up to
+    MAX_COPY_BYTES in all: a large data file never costs the learner an exercise.
+    """
+    first = set(exercise_files)
+    sizes = {}
     for f in files:
         try:
-            size = f.stat().st_size
+            sizes[f] = f.stat().st_size
         except OSError:
             continue
-        total += size
-        if total > MAX_COPY_BYTES:
-            break
+    order = sorted(sizes, key=lambda f: (f not in first, f.suffix != ".py", sizes[f], f.as_posix()))
+    kept, left_out, total = [], [], 0
+    for f in order:
+        if total + sizes[f] > MAX_COPY_BYTES:
+            left_out.append(f"{f.relative_to(root).as_posix()} ({sizes[f] / 2**20:.1f} MiB)")
+            continue
+        total += sizes[f]
+        kept.append(f)
+    return kept, left_out
+
+
+def _empty_note(root: Path, scan: "Scan") -> str:
+    """Why nothing was found, with what was there, so the instructor can tell a wrong layout from nothing."""
+    py = [f.relative_to(root).as_posix() for f in scan.files if f.suffix == ".py"]
+    note = "no exercise files were found in this submission"
+    if py:
+        note += f" (its Python files: {', '.join(py[:8])}{', ...' if len(py) > 8 else ''})"
+    elif scan.files:
+        note += f" ({len(scan.files)} files, none of them Python)"
+    if scan.stopped:
+        note += f"; the search stopped early: {scan.stopped}"
+    return note
+
+
+def _copy_files(root: Path, files: list[Path], dest: Path) -> None:
+    """Copy the planned regular files (never links) into the throw-away copy."""
+    for f in files:
         target = dest / f.relative_to(root)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(f, target)
@@ -191,8 +246,25 @@ def main() -> int:
         if not line.strip():
             continue
         job = json.loads(line)
-        emit({"event": "done", "submission": job["id"], "result": worker.grade(job)})
+        emit({"event": "done", "submission": job["id"], "result": worker.grade(job), "memory": memory()})
     return 0
+
+
+def memory() -> dict:
+    """This worker's resident memory now and at its peak, in MiB.
+
+    (Not the children's: a child's peak as the kernel counts it includes the
+    worker's own pages at the fork, before the child runs anything.)
+    """
+    import resource
+
+    rss = 0.0
+    try:
+        with open("/proc/self/statm") as f:
+            rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        pass
+    return dict(rss_mb=round(rss, 1), peak_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
 
 
 if __name__ == "__main__":

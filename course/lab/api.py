@@ -27,13 +27,17 @@ from importlib import metadata
 import numpy as np
 
 from course.lab.context import Cancelled, TrainContext
+from course.lab.numbers import SPEEDUP_BASIS, speedup
 from course.lab.variants import REGISTRY, load
 from course.titanic import FEATURES
 
-SCHEMA_VERSION = 1
+# 2: one speed-up basis (steady state), `first_step_s`, `compile_s` null for eager variants.
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 
 VARIANTS: dict[str, str] = {name: info.label for name, info in REGISTRY.items()}
 INPUT_PATHS: dict[str, str] = {name: info.input_path for name, info in REGISTRY.items()}
+COMPILED: dict[str, bool] = {name: info.compiled for name, info in REGISTRY.items()}
 BASELINES = ("nnx_eager", "torch_eager")
 
 # Measured on a 2-core CPU: the lab warns before a long eager run.
@@ -129,6 +133,7 @@ class VariantResult:
     variant: str
     label: str
     epochs: int
+    # Trace + compile of the first step; None for an eager variant, which compiles nothing.
     compile_s: float | None
     total_s: float | None
     ms_per_epoch: float | None
@@ -146,6 +151,8 @@ class VariantResult:
     full_run_s: float | None = None
     extrapolated: bool = False
     traceback: str | None = None
+    # The first step, whatever it cost: compile_s under jit, a warm-up step when eager.
+    first_step_s: float | None = None
 
 
 @dataclass
@@ -167,32 +174,18 @@ class LabReport:
     def result(self, variant: str) -> VariantResult | None:
         return next((r for r in self.results if r.variant == variant), None)
 
-    def speedups(self) -> dict:
-        """How many times faster each finished variant is than each baseline.
+    def speedup(self, variant: str, baseline: str) -> float | None:
+        """How many times faster `variant` trains an epoch than `baseline` (see `course.lab.numbers`)."""
+        r, base = self.result(variant), self.result(baseline)
+        if r is None or base is None or r.status != "ok" or base.status != "ok":
+            return None
+        return speedup(base.ms_per_epoch, r.ms_per_epoch)
 
-        `steady_state` compares ms per epoch once compiled (what a long run
-        converges to); `whole_run` compares wall time for the configured epochs
-        including init and compilation (extrapolated results are flagged in
-        `results`). A ratio is None when either side did not finish.
-        """
-        out: dict = {
-            "basis": {
-                "steady_state": "ms per epoch after the first (compiling) step",
-                "whole_run": f"wall time for {self.config.epochs} epochs incl. init and compile",
-            },
-            "steady_state": {},
-            "whole_run": {},
-        }
+    def speedups(self) -> dict:
+        """Every variant against each baseline, on the one basis the lab uses everywhere."""
+        out: dict = {"basis": SPEEDUP_BASIS}
         for base in BASELINES:
-            ref = self.result(base)
-            steady: dict[str, float | None] = {}
-            whole: dict[str, float | None] = {}
-            for r in self.results:
-                ok = r.status == "ok" and ref is not None and ref.status == "ok"
-                steady[r.variant] = _ratio(ref.ms_per_epoch, r.ms_per_epoch) if ok else None
-                whole[r.variant] = _ratio(ref.full_run_s, r.full_run_s) if ok else None
-            out["steady_state"][f"vs_{base}"] = steady
-            out["whole_run"][f"vs_{base}"] = whole
+            out[f"vs_{base}"] = {r.variant: self.speedup(r.variant, base) for r in self.results}
         return out
 
     def to_dict(self) -> dict:
@@ -216,9 +209,10 @@ class LabReport:
 
     @classmethod
     def from_dict(cls, data: dict) -> "LabReport":
-        """The report `to_dict` wrote (schema_version 1), e.g. from a child process."""
-        if data.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(f"lab report schema_version {data.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+        """The report `to_dict` wrote (schema_version 1 or 2), e.g. from a child process."""
+        if data.get("schema_version") not in READABLE_SCHEMAS:
+            raise ValueError(f"lab report schema_version {data.get('schema_version')!r}, "
+                             f"expected one of {READABLE_SCHEMAS}")
         counts = data.get("data", {})
         return cls(
             hardware=Hardware(**data["hardware"]),
@@ -228,10 +222,6 @@ class LabReport:
             cancelled=bool(data["cancelled"]),
             **{k: int(counts.get(k, 0)) for k in ("dropped_per_epoch", "steps_per_epoch", "n_train", "n_test")},
         )
-
-
-def _ratio(base: float | None, value: float | None) -> float | None:
-    return base / value if base and value else None
 
 
 def versions() -> dict[str, str]:
@@ -252,6 +242,7 @@ def run_lab(
     on_progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
     hardware: Hardware | None = None,
+    on_start: Callable[[str, int], None] | None = None,
 ) -> LabReport:
     """Train the configured variants one after another; see the module docstring.
 
@@ -259,6 +250,8 @@ def run_lab(
     for an unusable data file, before anything runs. `on_progress` runs on this
     thread: keep it quick (post a message, update a bar); it is called at most
     every 0.1 s per variant, and always for a variant's last epoch.
+    `on_start(variant, epochs)` runs as each variant begins, after every
+    message about the settings has been decided.
     """
     from course.titanic import load_titanic
 
@@ -279,6 +272,8 @@ def run_lab(
             report.cancelled = True
             report.results.append(_not_run(name, config))
             continue
+        if on_start is not None:
+            on_start(name, config.epochs_for(name))
         result = _run_variant(name, config, split, hardware, on_progress, cancel)
         report.results.append(result)
         report.cancelled = result.status == "cancelled"
@@ -360,7 +355,8 @@ def _fill_timing(result: VariantResult, ctx: TrainContext, full_epochs: int) -> 
     if t.ready is not None:
         result.init_s = t.ready - t.start
     if t.ready is not None and t.compiled is not None:
-        result.compile_s = t.compiled - t.ready
+        result.first_step_s = t.compiled - t.ready
+        result.compile_s = result.first_step_s if COMPILED[result.variant] else None
     if result.status != "ok" or t.done is None or t.compiled is None:
         return
     result.total_s = t.done - t.start
@@ -376,6 +372,6 @@ def _fill_timing(result: VariantResult, ctx: TrainContext, full_epochs: int) -> 
     elif result.ms_per_epoch is not None:
         # Whatever the first step cost is paid once; every further epoch at the steady rate.
         first_step_epochs = t.steps_at_compile / ctx.steps_per_epoch
-        result.full_run_s = (result.init_s or 0) + (result.compile_s or 0) + (
+        result.full_run_s = (result.init_s or 0) + (result.first_step_s or 0) + (
             result.ms_per_epoch / 1000 * (full_epochs - first_step_epochs))
         result.extrapolated = True

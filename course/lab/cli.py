@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 from course.lab.api import NNX_EAGER_S_PER_EPOCH_CPU, VARIANTS, LabConfig, LabConfigError
+from course.lab.numbers import EXTRAPOLATED
 
 DEFAULT_EAGER_EPOCHS = 20
 
@@ -29,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=500, help="epochs per variant (default: 500, as in the article)")
     parser.add_argument("--eager-epochs", type=int, default=None, metavar="N",
                         help=f"epochs for the slow NNX eager variant (default: {DEFAULT_EAGER_EPOCHS}, or --epochs "
-                        "if smaller); its full-run time is then extrapolated and marked *")
+                        f"if smaller); its full-run time is then extrapolated and marked {EXTRAPOLATED}")
     parser.add_argument("--batch-size", type=int, default=32, help="batch size (default: 32)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the split, init and shuffling (default: 0)")
     parser.add_argument("--data", metavar="PATH", help="a Kaggle train.csv or titanic3 file (default: the bundled list)")
@@ -85,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"Running on: {hardware.summary}")
         _warn_about_eager(config, hardware, err)
         with _LiveProgress(err) as progress:
-            report = run_lab(config, on_progress=progress.update, cancel=cancel, hardware=hardware)
+            report = run_lab(config, on_progress=progress.update, cancel=cancel, hardware=hardware,
+                             on_start=progress.start)
     except (LabConfigError, TitanicDataError) as exc:
         err.print(f"[red]jaxlings train:[/red] {exc}")
         return 2
@@ -110,7 +112,7 @@ def _warn_about_eager(config: LabConfig, hardware, err) -> None:
     if eager < config.epochs:
         err.print(f"NNX eager (no jit) takes ~{NNX_EAGER_S_PER_EPOCH_CPU} s per epoch {where}: {config.epochs} "
                   f"epochs would take ~{full}. Running it for {eager} epochs and extrapolating "
-                  f"(marked *); use --eager-epochs {config.epochs} for the full run.")
+                  f"(marked {EXTRAPOLATED}); use --eager-epochs {config.epochs} for the full run.")
     elif NNX_EAGER_S_PER_EPOCH_CPU * eager > 60:
         err.print(f"NNX eager (no jit) will take ~{full} for {eager} epochs {where}. "
                   "Ctrl-C stops and still shows what finished.")
@@ -148,6 +150,8 @@ class _LiveProgress:
             console=console, transient=False,
         )
         self._tasks: dict[str, int] = {}
+        # A file or pipe gets no live bar: one line per variant says where the run is.
+        self._log = None if console.is_terminal else console
 
     def __enter__(self):
         self._bar.__enter__()
@@ -156,19 +160,29 @@ class _LiveProgress:
     def __exit__(self, *exc):
         return self._bar.__exit__(*exc)
 
+    def start(self, variant: str, epochs: int) -> None:
+        if self._log is not None:
+            self._log.print(f"Training {variant}: {epochs} epochs")
+        self._task(variant, epochs)
+
+    def _task(self, variant: str, epochs: int) -> int:
+        if variant not in self._tasks:
+            self._tasks[variant] = self._bar.add_task(VARIANTS[variant], total=epochs, loss="-", eta="-")
+        return self._tasks[variant]
+
     def update(self, p) -> None:
-        if p.variant not in self._tasks:
-            self._tasks[p.variant] = self._bar.add_task(VARIANTS[p.variant], total=p.epochs, loss="-", eta="-")
+        self._task(p.variant, p.epochs)
         eta = "-" if p.eta_s is None else f"{p.eta_s:.0f}s" if p.eta_s < 120 else f"{p.eta_s / 60:.1f}min"
         self._bar.update(self._tasks[p.variant], completed=p.epoch, loss=f"{p.loss:.4f}", eta=eta)
 
 
 def _print_report(report, out, *, plot: bool) -> None:
-    from course.lab.render import loss_plot, notes, results_table
+    from course.lab.render import loss_plot, notes, results_tables
 
     out.print()
     out.print(f"Hardware: {report.hardware.summary}")
-    out.print(results_table(report))
+    for table in results_tables(report):
+        out.print(table)
     for line in notes(report):
         out.print(line)
     if plot:

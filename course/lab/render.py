@@ -3,45 +3,62 @@
 from __future__ import annotations
 
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from course.lab.api import LabReport, VariantResult
+from course.lab.numbers import EXTRAPOLATED, MISSING, fmt_ms, fmt_speedup, legend_lines, plot_legend, plot_marker
 
 
 def _num(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
+    return MISSING if value is None else format(value, fmt)
 
 
-def _times(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.2f}×" if value < 1 else f"{value:,.1f}×"
+def _status(r: VariantResult) -> str:
+    return f"[red]{r.status}[/red]" if r.status == "failed" else f"[yellow]{r.status}[/yellow]"
 
 
-def results_table(report: LabReport) -> Table:
-    speed = report.speedups()["steady_state"]
-    table = Table(title=f"Titanic MLP, {report.config.epochs} epochs, batch {report.config.batch_size}",
+def results_tables(report: LabReport) -> list[Table]:
+    """Speed, then what each run learned: two tables that each fit 80 columns."""
+    return [speed_table(report), outcome_table(report)]
+
+
+def speed_table(report: LabReport) -> Table:
+    table = Table(title=f"Speed: Titanic MLP, {report.config.epochs} epochs, batch {report.config.batch_size}",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for header, justify in [
-        ("Variant", "left"), ("Input", "left"), ("Epochs", "right"), ("Compile s", "right"),
-        ("Total s", "right"), ("ms/epoch", "right"), ("steps/s", "right"), ("Loss", "right"),
-        ("Acc", "right"), ("×NNX eager", "right"), ("×PyTorch", "right"),
-    ]:
-        table.add_column(header, justify=justify, no_wrap=header in ("Variant", "Epochs"))
+    table.add_column("Variant", no_wrap=True)
+    for header in ("Compile s", "ms/epoch", "Full run s", "×NNX eager", "×PyTorch"):
+        table.add_column(header, justify="right", no_wrap=True)
     for r in report.results:
         if r.status != "ok":
-            table.add_row(r.variant, r.input_path, f"{len(r.losses)}/{r.epochs}", *["-"] * 6,
-                          f"[red]{r.status}[/red]" if r.status == "failed" else f"[yellow]{r.status}[/yellow]", "-")
+            table.add_row(r.variant, MISSING, MISSING, _status(r), MISSING, MISSING)
             continue
-        mark = "*" if r.extrapolated else ""
+        mark = EXTRAPOLATED if r.extrapolated else ""
         table.add_row(
-            r.variant, r.input_path,
-            f"{r.epochs}{mark}" if not r.extrapolated else f"{r.epochs}/{report.config.epochs}*",
-            _num(r.compile_s, ".2f"), f"{_num(r.full_run_s, '.2f')}{mark}", _num(r.ms_per_epoch, ".2f"),
-            _num(r.steps_per_s, ",.0f"), _num(r.final_loss, ".4f"), _num(r.test_accuracy, ".3f"),
-            _times(speed["vs_nnx_eager"].get(r.variant)), _times(speed["vs_torch_eager"].get(r.variant)),
+            r.variant, "" if r.compile_s is None else f"{r.compile_s:.2f}", fmt_ms(r.ms_per_epoch),
+            f"{_num(r.full_run_s, '.2f')}{mark}",
+            fmt_speedup(report.speedup(r.variant, "nnx_eager")), fmt_speedup(report.speedup(r.variant, "torch_eager")),
         )
     return table
+
+
+def outcome_table(report: LabReport) -> Table:
+    table = Table(title="Training", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("Variant", no_wrap=True)
+    table.add_column("Input")
+    for header in ("Epochs", "steps/s", "Loss", "Acc"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for r in report.results:
+        epochs = f"{len(r.losses)}/{r.epochs}" if r.status != "ok" else (
+            f"{r.epochs}/{report.config.epochs}{EXTRAPOLATED}" if r.extrapolated else str(r.epochs))
+        table.add_row(r.variant, r.input_path, epochs, _num(r.steps_per_s, ",.0f"),
+                      _num(r.final_loss, ".4f"), _num(r.test_accuracy, ".3f"))
+    return table
+
+
+def legend(report: LabReport) -> list[str]:
+    """What the columns mean; the same words as the app's legend."""
+    return legend_lines([(r.variant, r.epochs) for r in report.results if r.extrapolated], report.config.epochs)
 
 
 def notes(report: LabReport) -> list[str]:
@@ -50,41 +67,40 @@ def notes(report: LabReport) -> list[str]:
         f"Batches: {report.steps_per_epoch} of {report.config.batch_size} per epoch; the ragged last "
         f"{report.dropped_per_epoch} of {report.n_train} passengers are dropped in every variant "
         "(one batch shape, one compile) and the data is reshuffled each epoch.",
-        "Compile s: the first step (trace + compile for jit; warm-up for eager). ms/epoch, steps/s and "
-        "the speedups are steady state, after it. Total s: init + compile + training, blocked on the result.",
     ]
-    extrapolated = [r for r in report.results if r.extrapolated]
-    for r in extrapolated:
-        lines.append(f"* {r.label}: ran {r.epochs} of {report.config.epochs} epochs; its total is "
-                     "extrapolated from the measured ms/epoch, and its accuracy is after "
-                     f"{r.epochs} epochs.")
+    lines += legend(report)
     if any(r.variant == "torch_eager" for r in report.results) and report.hardware.torch_device == "cpu":
         lines.append("PyTorch runs on 1 CPU thread: in one process with JAX's CPU runtime, more threads "
                      "contend for the cores and slow this tiny model down.")
     for r in report.results:
         if r.status == "failed":
-            lines.append(f"[red]{r.label} failed:[/red] {r.error}")
+            lines.append(f"[red]{r.label} failed:[/red] {escape(r.error or '')}")
         elif r.status == "cancelled":
-            lines.append(f"[yellow]{r.label}:[/yellow] {r.error}")
+            lines.append(f"[yellow]{r.label}:[/yellow] {escape(r.error or '')}")
     return lines
 
 
 def loss_plot(results: list[VariantResult], width: int, height: int = 18, *, color: bool = True) -> str:
-    """The per-epoch training loss of each variant, as plotext text."""
+    """The per-epoch training loss of each variant as plotext text, its key on the last line.
+
+    Each variant has its own plot character, so the curves tell apart without
+    colour; the key goes under the plot, where plotext's own legend would sit
+    on top of the curves.
+    """
     import plotext as plt
 
+    shown = [r for r in results if r.losses]
+    if not shown:
+        return ""
     plt.clear_figure()
     plt.plotsize(max(40, width), height)
     plt.theme("clear")
-    shown = False
-    for r in results:
-        if r.losses:
-            plt.plot(list(range(1, len(r.losses) + 1)), r.losses, label=r.variant)
-            shown = True
-    if not shown:
-        return ""
+    for i, r in enumerate(shown):
+        plt.plot(list(range(1, len(r.losses) + 1)), r.losses, marker=plot_marker(r.variant, i))
     plt.title("Training loss per epoch")
     plt.xlabel("epoch")
     text = plt.build()
     plt.clear_figure()
-    return text if color else plt.uncolorize(text)
+    if not color:
+        text = plt.uncolorize(text)
+    return text + "\n" + plot_legend([r.variant for r in shown], max(40, width))

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from textual import on
+from textual import events, on
 from textual.app import App
 from textual.binding import Binding
-from textual.worker import Worker, WorkerState
+from textual.message import Message
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from course.tui.commands import CourseCommands
 from course.tui.errors import describe
 from course.tui.screens.map import MapScreen
+from course.tui.screens.too_small import TooSmallScreen, too_small
 from course.tui.services import Services
+from course.tui.watch import watch_file
 
 LIGHT_THEME = "textual-light"
 DARK_THEME = "textual-dark"
@@ -26,10 +33,18 @@ class JaxlingsApp(App[int]):
     # Below this width the PyTorch and JAX panels stack and the contents pane hides.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
-        Binding("f1,question_mark", "help", "Help", id="help", tooltip="Every key, on every screen"),
+        Binding("f1", "help", "Help", id="help", tooltip="Every key, on every screen"),
+        # `?` types into the editor when it has the focus, so the footer shows F1 only.
+        Binding("question_mark", "help", "Help", id="help.question", show=False,
+                tooltip="Every key (outside the editor)"),
         Binding("ctrl+t", "toggle_theme", "Theme", id="theme", tooltip="Switch between light and dark", show=False),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, tooltip="Leave the course (progress is saved)"),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True,
+                tooltip="Leave the course (progress is kept; asks about unsaved edits)"),
     ]
+
+    @dataclass
+    class ProgressReloaded(Message):
+        progress: Any
 
     def __init__(self, services: Services | None = None, *, theme: str = DARK_THEME) -> None:
         super().__init__()
@@ -37,6 +52,8 @@ class JaxlingsApp(App[int]):
         self.theme = theme
         self.catalog: Any = None
         self.progress: Any = None
+        self._remembered: dict[str, Any] | None = None
+        self._state_lock = threading.Lock()
         # Training-lab reports live for the session; saving is the learner's choice.
         self.lab_reports: list[Any] = []
 
@@ -47,20 +64,46 @@ class JaxlingsApp(App[int]):
         self.services.close()
 
     # -- navigation used by screens and the command palette ---------------------
+    # The stack is the map plus at most one lesson, exercise or the lab, so Esc
+    # always means "back to the map", however the learner got there.
+    def _go(self, make: Callable[[], Screen], state: dict[str, str]) -> None:
+        def go() -> None:
+            while len(self.screen_stack) > 1:
+                self.pop_screen()
+            self.push_screen(make())
+            self.remember(state)
+            self._check_size()
+
+        self._leave_current(go, "moving on")
+
+    def _leave_current(self, then: Callable[[], None], doing: str) -> None:
+        """Ask the exercise being edited (if any) about unsaved edits, then `then()`."""
+        from course.tui.screens.exercise import ExerciseScreen
+
+        editing = [s for s in self.screen_stack if isinstance(s, ExerciseScreen) and s.dirty()]
+        if editing:
+            editing[-1].confirm_leave(lambda: self._leave_current(then, doing), doing)
+        else:
+            then()
+
+    def back_to_map(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    def action_back_to_map(self) -> None:
+        self._leave_current(self.back_to_map, "going back to the map")
+
     def open_lesson(self, lesson_name: str) -> None:
         from course.tui.screens.lesson import LessonScreen
 
         lesson = next(l for l in self.catalog.lessons if l.name == lesson_name)
-        self.push_screen(LessonScreen(lesson))
+        self._go(lambda: LessonScreen(lesson), {"screen": "lesson", "name": lesson_name})
 
-    def open_exercise(self, exercise_name: str, *, replace: bool = False) -> None:
+    def open_exercise(self, exercise_name: str) -> None:
         from course.tui.screens.exercise import ExerciseScreen
 
-        screen = ExerciseScreen(self.catalog.exercise(exercise_name))
-        if replace:
-            self.switch_screen(screen)
-        else:
-            self.push_screen(screen)
+        exercise = self.catalog.exercise(exercise_name)
+        self._go(lambda: ExerciseScreen(exercise), {"screen": "exercise", "name": exercise_name})
 
     def open_lab(self) -> None:
         from course.tui.screens.lab import LabScreen
@@ -69,12 +112,85 @@ class JaxlingsApp(App[int]):
         # results stay) while the learner reads a lesson.
         if not self.is_screen_installed("lab"):
             self.install_screen(LabScreen(), "lab")
-        lab = self.get_screen("lab")
-        if lab in self.screen_stack:
-            while self.screen is not lab:
-                self.pop_screen()
-        else:
-            self.push_screen(lab)
+        self._go(lambda: self.get_screen("lab"), {"screen": "lab"})
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self._leave_current(self.exit, "quitting")
+
+    # -- where the learner left off -----------------------------------------------
+    def remember(self, state: dict[str, str]) -> None:
+        if self._remembered == state:
+            return
+        self._remembered = dict(state)
+        self.run_worker(self._save_state, thread=True, group="state",
+                        exit_on_error=False, description="remembering where you are")
+
+    def _save_state(self) -> None:
+        # Whichever thread writes last writes the latest screen, not the one it was started for.
+        try:
+            with self._state_lock:
+                self.services.save_app_state(dict(self._remembered))
+        except OSError as error:  # a lost bookmark costs one click; not worth a dialog
+            self.log.warning(f"could not remember the screen: {error}")
+
+    def reopen_last(self, state: dict[str, Any]) -> None:
+        """Open the screen the learner was on when they last quit (if it still exists)."""
+        self._remembered = dict(state)
+        kind, name = state.get("screen"), state.get("name")
+        if kind == "lesson" and any(l.name == name for l in self.catalog.lessons):
+            self.open_lesson(name)
+        elif kind == "exercise" and any(e.name == name for e in self.catalog.exercises):
+            self.open_exercise(name)
+        elif kind == "lab":
+            self.open_lab()
+
+    # -- progress changed by anyone (this app, `jaxlings watch`, another machine's copy)
+    def watch_progress(self) -> None:
+        self.run_worker(self._watch_progress, thread=True, exclusive=True, group="watch",
+                        exit_on_error=False, description="watching your progress")
+
+    def _watch_progress(self) -> None:
+        worker = get_current_worker()
+        path = self.services.progress_path()
+
+        def changed(_text: str) -> None:
+            if self.progress is None:
+                return
+            try:
+                progress = self.services.reload_progress(self.progress)
+            except OSError as error:  # unreadable for a moment: the next change tries again
+                self.log.warning(f"could not reload progress: {error}")
+                return
+            self.post_message(self.ProgressReloaded(progress))
+
+        watch_file(path, worker.cancelled_event, changed)
+
+    def on_jaxlings_app_progress_reloaded(self, event: ProgressReloaded) -> None:
+        self.progress = event.progress
+        for screen in self.screen_stack:
+            refresh = getattr(screen, "progress_changed", None)
+            if refresh is not None:
+                refresh()
+
+    # -- a terminal too small for the layout --------------------------------------
+    def on_resize(self, event: events.Resize) -> None:
+        # Runs before App's own handler has recorded the new size.
+        self._check_size(event.size.width, event.size.height)
+
+    def on_ready(self) -> None:
+        self._check_size()
+
+    def _check_size(self, width: int | None = None, height: int | None = None) -> None:
+        width = self.size.width if width is None else width
+        height = self.size.height if height is None else height
+        small = too_small(width, height)
+        notice = next((s for s in self.screen_stack if isinstance(s, TooSmallScreen)), None)
+        if small and notice is None:
+            self.push_screen(TooSmallScreen())
+        elif small and notice is not None and notice.is_mounted:
+            notice.update_size(width, height)
+        elif not small and notice is not None and self.screen is notice:
+            self.pop_screen()
 
     def action_help(self) -> None:
         from course.tui.screens.help import HelpScreen

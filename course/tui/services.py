@@ -12,10 +12,18 @@ No course logic lives here: each method forwards to the core.
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+APP_STATE_FILE = "app-state.json"
 
 
 class Services:
@@ -36,15 +44,123 @@ class Services:
         return Progress.load()
 
     # -- files ------------------------------------------------------------------
+    def reload_progress(self, progress):
+        """The progress file as it is now on disk (another jaxlings may have written it)."""
+        from course.progress import Progress
+
+        return Progress.load(progress.path)
+
+    def progress_path(self) -> Path:
+        from course.progress import default_path
+
+        return default_path()
+
+    # -- files ------------------------------------------------------------------
     def read_text(self, path: Path) -> str:
         return Path(path).read_text(encoding="utf-8")
 
-    def write_text(self, path: Path, text: str) -> None:
-        # Write-then-rename so a watcher (or the check runner) never sees half a file.
+    def read_learner_file(self, path: Path) -> tuple[str | None, str | None]:
+        """(text, None), or (None, why it cannot be edited here) for a file that
+        must never be written back: missing, unreadable, or not UTF-8 (the same
+        test the check runner and the CLI apply, where the core offers it)."""
         path = Path(path)
-        tmp = path.with_name(f".{path.name}.jaxlings-tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None, f"{path.name} does not exist. Reset (r) restores the starter file."
+        except OSError as error:
+            return None, f"{path.name} cannot be read: {error.strerror or error}."
+        try:
+            return data.decode("utf-8"), None
+        except UnicodeDecodeError as error:
+            try:
+                from course.workspace import utf8_problem
+            except ImportError:
+                problem = f"{path.name} is not UTF-8 text (byte {error.start} cannot be decoded)."
+            else:
+                problem = utf8_problem(data, path.name)
+            return None, (
+                f"{problem} It is not opened here, so nothing here can save over it. "
+                "Fix its encoding in your own editor, or reset it (r; your file is kept as a backup)."
+            )
+
+    def write_text(self, path: Path, text: str) -> None:
+        """Write atomically: a temp file in the same folder, fsync, rename over the
+        original. The watcher and the check runner never see half a file, a failed
+        write (disk full, no permission) leaves the original as it was, and the
+        file keeps its permissions."""
+        path = Path(path)
+        if path.is_symlink():
+            path = path.resolve()
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = None
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".jaxlings-tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            if mode is not None:
+                os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    # -- the learner's own editor ---------------------------------------------------
+    def resolve_editor(self) -> tuple[list[str] | None, str | None]:
+        """The command for $VISUAL/$EDITOR (else a common terminal editor), checked to
+        exist before the app hands the terminal over. Returns (argv, None),
+        (None, why not), or (argv, a warning worth showing before it runs)."""
+        try:
+            from course.editor import resolve_editor  # shared with `jaxlings doctor` where present
+        except ImportError:
+            resolve_editor = None
+        if resolve_editor is not None:
+            return resolve_editor()
+        for var in ("VISUAL", "EDITOR"):
+            value = os.environ.get(var, "").strip()
+            if not value:
+                continue
+            try:
+                argv = shlex.split(value)
+            except ValueError as error:
+                return None, f"${var} cannot be read as a command ({error})."
+            if not argv:
+                continue
+            if shutil.which(argv[0]) is None:
+                return None, f"${var} is {value!r}, but {argv[0]!r} is not an installed program."
+            return argv, None
+        for name in ("nano", "vim", "vi", "emacs"):
+            found = shutil.which(name)
+            if found:
+                return [found], None
+        return None, "No editor found. Set $EDITOR, for example: export EDITOR=nano."
+
+    # -- where the learner left off ----------------------------------------------------
+    def app_state_path(self) -> Path:
+        from course import paths
+
+        return paths.state_dir() / APP_STATE_FILE
+
+    def load_app_state(self) -> dict[str, Any]:
+        """The last screen, or {} when there is none or it cannot be read: a lost
+        bookmark only means starting on the map."""
+        try:
+            data = json.loads(self.app_state_path().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_app_state(self, state: dict[str, Any]) -> None:
+        path = self.app_state_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.write_text(path, json.dumps(state, ensure_ascii=True))
 
     def load_lesson(self, path: Path):
         from course.lessons import load_lesson
@@ -56,11 +172,54 @@ class Services:
 
         commands.restore_starter(exercise)
 
+    def reset_exercise(self, exercise, progress) -> tuple[Path | None, Any]:
+        """Restore the starter, keep the learner's code under .jaxlings/backups/ and
+        mark the exercise pending. Returns (the backup, or None when there was
+        nothing to keep; the progress as it now is)."""
+        try:
+            from course.workspace import reset_exercise  # the same reset as `jaxlings reset`
+        except ImportError:
+            reset_exercise = None
+        if reset_exercise is not None:
+            outcome = reset_exercise(exercise, progress.path)
+            return outcome.backup, self.reload_progress(progress)
+        from course import paths
+
+        source = exercise.exercise_path()
+        backup = None
+        if source.is_file():
+            stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+            folder = paths.state_dir() / "backups"
+            folder.mkdir(parents=True, exist_ok=True)
+            backup = folder / f"{exercise.name}-{stamp}{source.suffix}"
+            shutil.copy2(source, backup)
+        self.restore_starter(exercise)
+        progress.reset(exercise.name)
+        return backup, progress
+
     # -- checks -----------------------------------------------------------------
     def warm_up_checks(self) -> None:
         """Start the check runner's warm child ahead of the first check."""
         with self._session_lock:
             self._open_session()
+
+    def isolation_notice(self) -> str | None:
+        """One line when checks run without a sandbox here (None when sandboxed, or no session yet)."""
+        session = self._session
+        iso = getattr(session, "isolation", None)
+        if session is None or (iso is not None and iso.sandboxed):
+            return None
+        return iso.notice() if iso is not None else "Isolation: none (checks run as a plain process)."
+
+    def check_budget(self, exercise) -> float:
+        """Seconds a check of this exercise may take, as the runner will allow."""
+        from course.engine.runner import DEFAULT_TIMEOUT, check_settings
+
+        try:
+            settings = check_settings(exercise.check_path())
+        except Exception:
+            return float(exercise.timeout or DEFAULT_TIMEOUT)
+        return float(exercise.timeout or settings.timeout or DEFAULT_TIMEOUT)
 
     def run_check(self, exercise):
         # One check at a time: a cancelled worker's thread may still be inside
@@ -70,9 +229,9 @@ class Services:
 
     def _open_session(self):
         if self._session is None:
-            from course.engine.runner import CheckSession
+            from course.engine.runner import CheckSession, workspace_compile_cache
 
-            self._session = CheckSession()
+            self._session = CheckSession(compile_cache=workspace_compile_cache())
         return self._session
 
     def close(self) -> None:

@@ -23,8 +23,15 @@ def _signature(path: Path) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_size)
 
 
-def watch_file(path: Path, stop: threading.Event, on_change: Callable[[str], None]) -> str:
-    """Call `on_change(text)` after each change to `path` until `stop` is set.
+def watch_file(
+    path: Path,
+    stop: threading.Event,
+    on_change: Callable[[str], None],
+    on_unreadable: Callable[[], None] | None = None,
+) -> str:
+    """Call `on_change(text)` after each change to `path` until `stop` is set;
+    `on_unreadable()` when it changes into something that is not UTF-8 text or
+    disappears.
 
     Returns how it watched ("events" or "polling") for the status line.
     """
@@ -34,13 +41,16 @@ def watch_file(path: Path, stop: threading.Event, on_change: Callable[[str], Non
     def look() -> None:
         nonlocal last
         sig = _signature(path)
-        if sig is not None and sig != last:
-            last = sig
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                return
-            on_change(text)
+        if sig == last:
+            return
+        last = sig
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            if on_unreadable is not None:
+                on_unreadable()
+            return
+        on_change(text)
 
     try:
         import watchfiles

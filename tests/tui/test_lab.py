@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from course.lab.numbers import fmt_speedup
 from course.tui.app import JaxlingsApp
 from course.tui.pilot import settle
 from course.tui.screens.lab import LabScreen
@@ -55,7 +56,7 @@ async def test_short_real_run_fills_the_table_and_keeps_the_report(workspace):
 
         await pilot.press("ctrl+s")
         await settle(pilot)
-        saved = list(workspace.glob("lab-results-*.json"))
+        saved = list((workspace / ".jaxlings" / "lab").glob("results-*.json"))
         assert len(saved) == 1 and '"results"' in saved[0].read_text()
 
 
@@ -103,3 +104,140 @@ async def test_a_second_run_replaces_the_first(workspace):
         assert [r.variant for r in app.lab_reports[-1].results] == ["nnx_jit"]
         assert [row.id for row in lab.query(".variant-row")] == ["row-nnx_jit"]
         assert lab.query_one("#lab-table").row_count == 1
+
+
+# --- reading the results at 80 columns, starting runs, saving -----------------------
+
+async def run_fake(pilot, variants: list[str], epochs: int, eager: int = 20) -> LabScreen:
+    lab = await open_lab(pilot, variants, epochs)
+    lab.query_one("#lab-eager-epochs").value = str(eager)
+    await pilot.press("r")
+    await settle(pilot)
+    return lab
+
+
+def cells(lab: LabScreen, variant: str) -> dict[str, str]:
+    from course.tui.screens.lab import COLUMNS
+
+    table = lab.query_one("#lab-table")
+    return {name: str(cell) for (name, _), cell in zip(COLUMNS, table.get_row(variant))}
+
+
+async def test_results_are_readable_at_80_columns(workspace):
+    from course.lab.api import VARIANTS
+
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await run_fake(pilot, list(VARIANTS), 40)
+        table = lab.query_one("#lab-table")
+        # Every column is on screen: nothing to scroll sideways to, no cell cut short.
+        assert table.virtual_size.width <= table.size.width
+        shown = "\n".join(table.render_line(y).text for y in range(table.size.height))
+        assert "…" not in shown
+        for variant in VARIANTS:
+            assert variant in shown and cells(lab, variant)["×PyTorch"] in shown
+        assert "0.025×" in shown  # NNX eager against PyTorch: two significant digits, not 0.0×
+
+
+async def test_one_speedup_in_the_headline_and_the_table_and_one_extrapolation_mark(workspace):
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(120, 40)) as pilot:
+        lab = await run_fake(pilot, ["torch_eager", "nnx_eager", "nnx_jit"], 40)
+        report = app.lab_reports[-1]
+        jit, eager = cells(lab, "nnx_jit"), cells(lab, "nnx_eager")
+        assert jit["×NNX eager"] == fmt_speedup(report.speedup("nnx_jit", "nnx_eager")) == "31.2×"
+        headline = str(lab.query_one("#lab-headline").render())
+        assert f"{jit['×NNX eager']} faster" in headline
+        assert eager["Compile"] == cells(lab, "torch_eager")["Compile"] == "" and jit["Compile"] == "0.80 s"
+        assert eager["Full run"].endswith("*") and not jit["Full run"].endswith("*")
+        legend = str(lab.query_one("#lab-legend").render())
+        assert "* extrapolated from 20 epochs to 40" in legend and "steady-state ms per epoch" in legend
+        assert "≈" not in headline + legend
+
+
+async def test_r_works_as_soon_as_the_lab_opens(workspace):
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.open_lab()
+        await pilot.press("r")  # before the variants are even listed
+        await settle(pilot)
+        assert app.lab_reports, "r on entering the lab started nothing"
+        assert [r.status for r in app.lab_reports[-1].results] == ["ok"] * 6
+
+
+async def test_enter_in_a_field_starts_the_run(workspace):
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await open_lab(pilot, ["nnx_eager", "nnx_jit"], 30)
+        lab.query_one("#lab-eager-epochs").focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert [r.epochs for r in app.lab_reports[-1].results] == [20, 30]
+
+
+async def test_a_bad_setting_is_explained_beside_its_field_and_nothing_runs(workspace):
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await open_lab(pilot, ["nnx_eager", "nnx_jit"], 30)
+        for raw in ("0", "-3", ""):
+            lab.query_one("#lab-eager-epochs").value = raw
+            await pilot.pause()
+            await pilot.press("r")
+            await settle(pilot)
+            note = lab.query_one("#lab-eager-note")
+            assert note.has_class("-error") and "whole number" in str(note.render()) or "from 1 to" in str(note.render())
+            assert app.focused is lab.query_one("#lab-eager-epochs")
+            assert not app.lab_reports
+        lab.query_one("#lab-epochs").value = "0"
+        await pilot.pause()
+        assert lab.query_one("#lab-epochs-note").has_class("-error")
+
+
+async def test_more_eager_epochs_than_epochs_is_said_and_runs_the_full_count(workspace):
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await open_lab(pilot, ["nnx_eager"], 30)
+        lab.query_one("#lab-eager-epochs").value = "600"
+        await pilot.pause()
+        note = lab.query_one("#lab-eager-note")
+        assert "runs all 30" in str(note.render()) and not note.has_class("-error")
+        await pilot.press("r")
+        await settle(pilot)
+        eager = app.lab_reports[-1].results[0]
+        assert eager.epochs == 30 and not eager.extrapolated
+
+
+async def test_loss_plot_marks_each_variant_and_keeps_its_key_off_the_curves(workspace):
+    from course.lab.numbers import PLOT_MARKERS
+    from course.tui.widgets.loss_plot import LossPlot
+
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await run_fake(pilot, ["torch_eager", "nnx_jit", "jax_scan"], 40)
+        plot = lab.query_one(LossPlot)
+        # The fake's curves coincide; curves apart show that each has its own character.
+        plot.set_curves({v: [0.7 - 0.1 * i - 0.002 * k for k in range(40)]
+                         for i, v in enumerate(["torch_eager", "nnx_jit", "jax_scan"])})
+        canvas = plot.plt.uncolorize(plot.plt.build())
+        key = str(lab.query_one("#lab-plot-key").render())
+        for variant in ("torch_eager", "nnx_jit", "jax_scan"):
+            assert PLOT_MARKERS[variant] in canvas and variant not in canvas
+            assert f"{PLOT_MARKERS[variant]} {variant}" in key
+
+
+async def test_saved_results_go_under_dot_jaxlings_and_say_where(workspace):
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run_fake(pilot, ["nnx_jit"], 5)
+        before = {p.name for p in workspace.iterdir()} - {".jaxlings"}
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        saved = sorted((workspace / ".jaxlings" / "lab").glob("results-*.json"))
+        assert len(saved) == 2 and all('"results"' in p.read_text() for p in saved)
+        assert {p.name for p in workspace.iterdir()} == before | {".jaxlings"}  # nothing loose in the folder
+        said = str(app.screen.query_one("#lab-saved").render())
+        assert said.startswith("Saved to .jaxlings/lab/results-")
+        assert (workspace / said.removeprefix("Saved to ")) in saved

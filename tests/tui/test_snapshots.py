@@ -69,7 +69,7 @@ def test_reset_confirmation(workspace, snap_compare):
         pilot.app.open_exercise("scale")
         await settle(pilot)
         no_blink(pilot.app)
-        await pilot.press("escape", "r")
+        await pilot.press("r")
         await settle(pilot)
 
     assert snap_compare(app(), terminal_size=(80, 24), run_before=ready)
@@ -90,6 +90,22 @@ def test_training_lab_results(workspace, snap_compare):
     assert snap_compare(app(), terminal_size=(110, 40), run_before=ready)
 
 
+def test_training_lab_results_at_80_columns(workspace, snap_compare):
+    async def ready(pilot):
+        await settle(pilot)
+        pilot.app.open_lab()
+        await settle(pilot)
+        lab = pilot.app.screen
+        lab.query_one("#lab-epochs").value = "40"
+        no_blink(pilot.app)
+        await pilot.press("r")
+        await settle(pilot)
+        lab.query_one("#lab-out").scroll_to_widget(lab.query_one("#lab-table"), top=True, animate=False)
+        await settle(pilot)
+
+    assert snap_compare(app(), terminal_size=(80, 24), run_before=ready)
+
+
 def test_help(workspace, snap_compare):
     async def ready(pilot):
         await settle(pilot)
@@ -97,3 +113,27 @@ def test_help(workspace, snap_compare):
         await settle(pilot)
 
     assert snap_compare(app(), terminal_size=(80, 24), run_before=ready)
+
+
+PASSED = FakeResult("scale", True, None, "", [FakeOutcome("test_scale_matches_reference", "passed")])
+
+
+def test_solution_as_a_diff_after_a_pass(workspace, snap_compare):
+    (workspace / "exercises/01_arrays/scale.py").write_text(
+        '"""Scale an array."""\nimport jax.numpy as jnp\n\n\ndef scale(x, alpha):\n    y = x * alpha\n    return y + 1\n'
+    )
+
+    async def ready(pilot):
+        pilot.app.services.check_result = PASSED
+        await settle(pilot)
+        pilot.app.open_exercise("scale")
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+        no_blink(pilot.app)
+
+    assert snap_compare(app(), terminal_size=(110, 30), run_before=ready)

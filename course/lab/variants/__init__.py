@@ -16,15 +16,17 @@ class VariantInfo:
     module: str
     function: str
     input_path: str
+    # False for eager code: nothing is compiled, so there is no compile time to show.
+    compiled: bool = True
 
 
 REGISTRY: dict[str, VariantInfo] = {
     "torch_eager": VariantInfo(
         "PyTorch nn.Module, eager loop", "course.lab.variants.torch_eager", "train",
-        "DataLoader"),
+        "DataLoader", compiled=False),
     "nnx_eager": VariantInfo(
         "Flax NNX, eager (no jit)", "course.lab.variants.nnx_mlp", "train_eager",
-        "DataLoader+NumPy collate"),
+        "DataLoader+NumPy collate", compiled=False),
     "nnx_jit": VariantInfo(
         "Flax NNX, @nnx.jit step", "course.lab.variants.nnx_mlp", "train_nnx_jit",
         "NumPy"),

@@ -1,31 +1,42 @@
-"""An exercise: the task, the learner's file in an editor, checks, hints, solution."""
+"""An exercise: the task, the learner's file in an editor, checks, hints, solution.
+
+The file on disk changes only when the learner asks: Ctrl+S, or "Save" in the
+question asked on leaving with unsaved edits. Bare-letter keys act only while
+the editor does not have the focus, and the screen opens with the focus
+outside the editor, so no key the footer shows can type into the file.
+"""
 
 from __future__ import annotations
 
 import ast
-import os
-import shlex
-import shutil
+import re
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, Markdown, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import Footer, Header, Markdown, Static, TabbedContent, TabPane, Tabs
 from textual.worker import get_current_worker
 
 from course.tui.screens.base import CourseScreen
 from course.tui.screens.confirm import ConfirmScreen
+from course.tui.screens.unsaved import DISCARD, SAVE, UnsavedScreen
 from course.tui.watch import watch_file
+from course.tui.widgets.diff import DiffView
+from course.tui.widgets.editor import CodeEditor
 from course.tui.widgets.results import ResultsView
 
 # Letter keys only work outside the editor, where they cannot be typed into the file.
-LETTER_ACTIONS = {"hint", "reset", "solution", "next", "edit", "toggle_auto"}
+LETTER_ACTIONS = {"hint", "reset", "solution", "next", "edit", "toggle_auto", "goto_failure"}
 
 
 def task_of(source: str) -> str:
@@ -37,35 +48,46 @@ def task_of(source: str) -> str:
     return doc or "The task is described in the comments at the top of the file."
 
 
-def external_editor() -> list[str] | None:
-    for var in ("VISUAL", "EDITOR"):
-        value = os.environ.get(var, "").strip()
-        if value:
-            return shlex.split(value)
-    for name in ("nano", "vim", "vi", "emacs"):
-        if shutil.which(name):
-            return [name]
+def failing_line(result: Any, file_name: str) -> int | None:
+    """The first line of the learner's file that a failing check points at
+    (tracebacks and syntax errors name it as `scale.py", line 7` or `scale.py, line 7`)."""
+    pattern = re.compile(rf'(?:^|[\s"/\\]){re.escape(file_name)}"?, line (\d+)')
+    texts = [getattr(c, "message", "") for c in (result.checks or []) if c.outcome != "passed"]
+    texts.append(getattr(result, "message", ""))
+    for text in texts:
+        match = pattern.search(str(text or ""))
+        if match:
+            return int(match.group(1))
     return None
 
 
 class ExerciseScreen(CourseScreen):
     BINDINGS = [
-        Binding("ctrl+s", "save_check", "Save & check", id="exercise.save", priority=True,
+        Binding("ctrl+s", "save_check", "Save+check", id="exercise.save", priority=True,
                 tooltip="Write the file and run the checks"),
-        Binding("ctrl+r,f5", "check", "Check", id="exercise.check", priority=True,
+        Binding("ctrl+r,f5", "check", "Check", id="exercise.check", priority=True, show=False,
                 tooltip="Run the checks on the saved file"),
-        Binding("ctrl+o", "external_editor", "My editor", id="exercise.external", priority=True,
+        Binding("ctrl+g", "goto_line", "Line", id="exercise.goto", priority=True, show=False,
+                tooltip="Jump to a line of your file (the failing line, after a failed check)"),
+        Binding("ctrl+o", "external_editor", "Editor", id="exercise.external", priority=True,
                 tooltip="Edit in $VISUAL / $EDITOR; the checks run when you save there"),
-        Binding("escape", "leave", "Back", id="exercise.back",
-                tooltip="Leave the editor (then letter keys work); again: back to the map"),
+        Binding("escape", "leave", "Back", id="exercise.back", priority=True,
+                tooltip="In the editor: leave it without typing (letter keys then work); "
+                        "outside it: back to the map (asks about unsaved edits)"),
+        Binding("e,enter", "edit", "Edit", id="exercise.edit", tooltip="Into the editor"),
         Binding("h", "hint", "Hint", id="exercise.hint", tooltip="Reveal the next hint"),
         Binding("s", "solution", "Solution", id="exercise.solution",
-                tooltip="Show the reference solution beside your code (after a pass)"),
+                tooltip="The reference solution as a diff against your code (after a pass)"),
         Binding("n", "next", "Next", id="exercise.next", tooltip="Open the next exercise (after a pass)"),
-        Binding("r", "reset", "Reset", id="exercise.reset", tooltip="Restore the starter file (asks first)"),
-        Binding("e", "edit", "Edit", id="exercise.edit", tooltip="Back into the editor"),
+        Binding("r", "reset", "Reset", id="exercise.reset",
+                tooltip="Restore the starter file and mark the exercise pending (asks first; keeps a backup)"),
+        Binding("g", "goto_failure", "Failing line", id="exercise.failure", show=False,
+                tooltip="Into the editor, on the line the last failed check points at"),
         Binding("w", "toggle_auto", "Auto-check", id="exercise.auto", show=False,
                 tooltip="Turn checking on every save to disk on or off"),
+        # The app's Ctrl+Q, kept out of this footer: at 80 columns the keys above need the room.
+        Binding("ctrl+q", "app.quit", "Quit", id="exercise.quit", priority=True, show=False,
+                tooltip="Leave the course (asks about unsaved edits)"),
     ]
 
     checking: reactive[bool] = reactive(False, bindings=True)
@@ -73,11 +95,20 @@ class ExerciseScreen(CourseScreen):
 
     @dataclass
     class Opened(Message):
-        text: str
+        text: str | None
+        error: str | None
 
     @dataclass
     class FileChanged(Message):
         text: str
+
+    class FileUnreadable(Message):
+        """The file on disk changed into something this editor must not save over."""
+
+    @dataclass
+    class Saved(Message):
+        text: str
+        error: str | None
 
     @dataclass
     class CheckDone(Message):
@@ -96,8 +127,16 @@ class ExerciseScreen(CourseScreen):
         super().__init__()
         self.exercise = exercise
         self.disk_text: str | None = None  # what the file holds, as far as we know
+        self.load_error: str | None = None  # why the file is not open for editing
+        self.saving_text: str | None = None  # being written by us: the watcher ignores it
+        self.failure_line: int | None = None
+        self.last_check_failed = False
+        self.resetting = False  # our own reset is writing the file
+        self.solution_text: str | None = None
         self.auto_check = True
         self.watch_mode = ""
+        self.budget: float | None = None
+        self._check_started = 0.0
         self._run = 0
 
     # -- layout ---------------------------------------------------------------
@@ -105,12 +144,13 @@ class ExerciseScreen(CourseScreen):
         yield Header()
         yield Static("", id="exercise-status")
         with Horizontal(id="exercise-code"):
-            editor = TextArea.code_editor("", language="python", id="editor", soft_wrap=False)
+            editor = CodeEditor.code_editor("", language="python", id="editor", soft_wrap=False)
             editor.border_title = self.exercise.file
             yield editor
-            solution = TextArea.code_editor("", language="python", id="solution", read_only=True)
-            solution.border_title = "Reference solution"
-            yield solution
+            yield Static("", id="load-error")
+            with VerticalScroll(id="solution") as solution:
+                solution.border_title = "Solution vs. your code"
+                yield DiffView(id="solution-diff")
         with TabbedContent(id="exercise-info", initial="tab-task"):
             with TabPane("Task", id="tab-task"):
                 with VerticalScroll():
@@ -121,65 +161,124 @@ class ExerciseScreen(CourseScreen):
             with TabPane("Hints", id="tab-hints"):
                 with VerticalScroll():
                     yield Static("", id="hints")
-        yield Footer()
+        # At 80 columns the letter keys must fit beside the Ctrl keys: compact, and
+        # Ctrl+P (the same on every screen) is left to the map's footer and the help.
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.exercise.name} · {self.app.catalog.lesson_of(self.exercise.name).title}"
         self.passed = self.app.progress.is_done(self.exercise.name)
         self.query_one("#solution").display = False
+        self.query_one("#load-error").display = False
+        self.query_one("#editor").read_only = True  # until the file has loaded
         self._show_hints()
         self._update_status()
+        self._leave_editor()
         self._open_file()
         self._warm_up()
+
+    @property
+    def editor(self) -> CodeEditor:
+        return self.query_one("#editor", CodeEditor)
+
+    def editor_focused(self) -> bool:
+        return self.is_mounted and self.focused is self.editor
+
+    def _leave_editor(self) -> None:
+        """Focus the tabs: a place where letter keys are actions, not text."""
+        self.query_one("#exercise-info").query_one(Tabs).focus()
 
     # -- status line ------------------------------------------------------------
     def _update_status(self) -> None:
         if self.checking:
-            state = "… checking"
+            elapsed = time.monotonic() - self._check_started
+            limit = f" of {self.budget:g} s allowed" if self.budget else ""
+            state = f"… checking {elapsed:.0f} s{limit}"
+        elif self.passed and self.last_check_failed:
+            # Done stays done (progress never un-passes), but this code does not pass now.
+            state = "✓ passed before · ✗ the last check failed"
         elif self.passed:
             state = "✓ passed"
         else:
             state = "○ not passed yet"
-        dirty = "  [b]● unsaved[/b]" if self._dirty() else ""
+        dirty = "  [b]● unsaved[/b]" if self.dirty() else ""
         auto = "" if self.auto_check else "  auto-check off (w)"
+        broken = "  [b]✗ not opened[/b]" if self.load_error else ""
         self.query_one("#exercise-status", Static).update(
-            f"[b]{self.exercise.name}[/b]  {state}{dirty}{auto}"
+            f"[b]{self.exercise.name}[/b]  {state}{dirty}{broken}{auto}"
         )
 
-    def _dirty(self) -> bool:
-        return self.disk_text is not None and self.query_one("#editor", TextArea).text != self.disk_text
+    def dirty(self) -> bool:
+        return (
+            self.is_mounted
+            and self.load_error is None
+            and self.disk_text is not None
+            and self.editor.text != self.disk_text
+        )
 
-    def watch_checking(self) -> None:
-        if self.is_mounted:
-            self._update_status()
+    def watch_checking(self, checking: bool) -> None:
+        if not self.is_mounted:
+            return
+        if checking:
+            self._check_started = time.monotonic()
+            self._ticker = self.set_interval(1.0, self._update_status)
+        elif getattr(self, "_ticker", None) is not None:
+            self._ticker.stop()
+            self._ticker = None
+        self._update_status()
 
     def watch_passed(self) -> None:
         if self.is_mounted:
             self._update_status()
 
-    @on(TextArea.Changed, "#editor")
+    @on(CodeEditor.Changed, "#editor")
     def _edited(self) -> None:
         self._update_status()
 
     # -- loading and watching the file -------------------------------------------
     @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="opening the exercise")
     def _open_file(self) -> None:
-        text = self.app.services.read_text(self.exercise.exercise_path())
-        self.post_message(self.Opened(text))
+        text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
+        self.post_message(self.Opened(text, error))
 
     def on_exercise_screen_opened(self, event: Opened) -> None:
-        self._load_editor(event.text)
-        self.query_one("#task", Markdown).update(task_of(event.text))
-        self.query_one("#editor").focus()
         results = self.query_one(ResultsView)
         results.show_idle("Saving in your own editor (Ctrl+O) checks too.")
         self._watch()
+        if event.error is not None:
+            self._show_load_error(event.error)
+            return
+        self._load_editor(event.text)
+
+    def _show_load_error(self, error: str) -> None:
+        """The file stays on disk as it is: no buffer exists that could be saved over it."""
+        self.load_error = error
+        self.disk_text = None
+        editor = self.editor
+        editor.read_only = True
+        editor.display = False
+        if self.focused is editor:
+            self._leave_editor()
+        message = self.query_one("#load-error", Static)
+        message.update(Content(f"✗ {self.exercise.file} is not open for editing.\n\n{error}"))
+        message.display = True
+        self.query_one("#task", Markdown).update(
+            "The task is in the file's docstring, which could not be read. See the message above."
+        )
+        self._update_status()
 
     def _load_editor(self, text: str) -> None:
+        first = self.disk_text is None
+        self.load_error = None
+        self.query_one("#load-error").display = False
+        editor = self.editor
+        editor.display = True
+        editor.read_only = False
         self.disk_text = text
-        editor = self.query_one("#editor", TextArea)
         if editor.text != text:
             editor.load_text(text)
+        if first:
+            self.query_one("#task", Markdown).update(task_of(text))
         self._update_status()
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False, description="watching the file")
@@ -189,13 +288,35 @@ class ExerciseScreen(CourseScreen):
             self.exercise.exercise_path(),
             worker.cancelled_event,
             lambda text: self.post_message(self.FileChanged(text)),
+            lambda: self.post_message(self.FileUnreadable()),
         )
         self.watch_mode = mode
 
+    @work(thread=True, exclusive=True, group="reread", exit_on_error=False, description="reading your file")
+    def on_exercise_screen_file_unreadable(self, event: FileUnreadable) -> None:
+        text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
+        if error is None:
+            self.post_message(self.FileChanged(text))
+        else:
+            self.app.call_from_thread(self._file_went_bad, error)
+
+    def _file_went_bad(self, error: str) -> None:
+        if self.dirty():
+            # The learner's edits live only here now: keep them (still marked unsaved).
+            self.notify(
+                f"{error} Your edits here are kept; Ctrl+S writes them as UTF-8.",
+                title="File changed on disk",
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
+            return
+        self._show_load_error(error)
+
     def on_exercise_screen_file_changed(self, event: FileChanged) -> None:
-        if event.text == self.disk_text:
-            return  # our own save, already being checked
-        if self._dirty():
+        if event.text == self.disk_text or event.text == self.saving_text or self.resetting:
+            return  # our own save (already being checked) or our own reset
+        if self.dirty():
             self.disk_text = event.text
             self.notify(
                 "The file changed on disk while you had unsaved edits here. "
@@ -211,30 +332,85 @@ class ExerciseScreen(CourseScreen):
 
     @work(thread=True, exclusive=True, group="warm", exit_on_error=False, description="starting the checker")
     def _warm_up(self) -> None:
+        self.budget = self.app.services.check_budget(self.exercise)
         self.app.services.warm_up_checks()
+        notice = self.app.services.isolation_notice()
+        if notice and not getattr(self.app, "_isolation_noticed", False):
+            self.app._isolation_noticed = True  # once per app, not per exercise
+            self.app.call_from_thread(self.notify, notice, title="No sandbox", severity="warning", timeout=15)
 
-    # -- checks -----------------------------------------------------------------
+    # -- saving -----------------------------------------------------------------
     def action_save_check(self) -> None:
-        text = self.query_one("#editor", TextArea).text
-        # Recorded before the write so the watcher recognises the change as ours.
-        self.disk_text = text
-        self._update_status()
-        self._save_and_check(text)
+        if self.load_error is not None:
+            self.notify(self.load_error, title="Nothing saved", severity="error", timeout=10, markup=False)
+            return
+        if self.disk_text is None:
+            return  # still loading: there is nothing of the learner's to save yet
+        text = self.editor.text
+        self.saving_text = text
+        self._save(text)
 
     @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="saving your file")
-    def _save_and_check(self, text: str) -> None:
-        self.app.services.write_text(self.exercise.exercise_path(), text)
-        self.app.call_from_thread(self._start_check)
+    def _save(self, text: str) -> None:
+        self.post_message(self.Saved(text, self._write(text)))
 
+    def _write(self, text: str) -> str | None:
+        """Write the file; the reason it failed, or None."""
+        try:
+            self.app.services.write_text(self.exercise.exercise_path(), text)
+        except OSError as error:
+            return f"{self.exercise.file} was not saved: {error.strerror or error}."
+        return None
+
+    def on_exercise_screen_saved(self, event: Saved) -> None:
+        self.saving_text = None
+        if event.error is not None:
+            # The marker stays: the file on disk does not hold these edits.
+            self.notify(event.error + " Your edits are still here.", title="Not saved", severity="error", timeout=12, markup=False)
+            self._update_status()
+            return
+        self.disk_text = event.text
+        self._update_status()
+        self._start_check()
+
+    def save_now(self) -> bool:
+        """Save synchronously (a few kilobytes, when leaving). False: it failed, and
+        the learner has been told why."""
+        text = self.editor.text
+        error = self._write(text)
+        if error is not None:
+            self.notify(error + " You are still on this exercise.", title="Not saved", severity="error", timeout=12, markup=False)
+            return False
+        self.disk_text = text
+        self._update_status()
+        return True
+
+    def confirm_leave(self, then: Callable[[], None], doing: str = "leaving") -> None:
+        """Run `then` once the learner's edits are safe: saved, dropped on purpose,
+        or there were none. Cancel leaves everything as it was."""
+        if not self.dirty():
+            then()
+            return
+
+        def answered(answer: str | None) -> None:
+            if answer == SAVE and self.save_now():
+                then()
+            elif answer == DISCARD:
+                self.editor.load_text(self.disk_text)
+                then()
+
+        self.app.push_screen(UnsavedScreen(self.exercise.file, doing), answered)
+
+    # -- checks -----------------------------------------------------------------
     def action_check(self) -> None:
-        if self._dirty():
+        if self.dirty():
             self.notify("Checking the saved file; Ctrl+S saves your edits first.", title="Unsaved edits")
         self._start_check()
 
     def _start_check(self) -> None:
         self._run += 1
         self.checking = True
-        self.query_one(ResultsView).show_running()
+        self.query_one(ResultsView).show_running(self.budget)
         self.query_one(TabbedContent).active = "tab-results"
         self._check(self._run)
 
@@ -255,12 +431,51 @@ class ExerciseScreen(CourseScreen):
         if event.result is None:
             self.query_one(ResultsView).update("✗ The check could not run; see the message above.")
             return
-        self.query_one(ResultsView).show_result(event.result)
+        self.last_check_failed = not event.result.passed
+        self.failure_line = None if event.result.passed else failing_line(event.result, Path(self.exercise.file).name)
+        self.query_one(ResultsView).show_result(event.result, self.failure_line)
         if event.result.passed:
             self.passed = True
-            self.notify("All checks pass. Press n for the next exercise.", title=f"✓ {self.exercise.name}")
+            self.notify("All checks pass. n (outside the editor) opens the next exercise.",
+                        title=f"✓ {self.exercise.name}")
         else:
             self.passed = self.app.progress.is_done(self.exercise.name)
+        self._update_status()
+
+    def progress_changed(self) -> None:
+        """The progress file changed (a check here, or `jaxlings` in another terminal)."""
+        self.passed = self.app.progress.is_done(self.exercise.name)
+        self._show_hints()
+
+    # -- lines ----------------------------------------------------------------------
+    def action_goto_line(self) -> None:
+        if self.load_error is not None or self.disk_text is None:
+            return
+        from course.tui.screens.goto import GotoLineScreen
+
+        def answered(line: int | None) -> None:
+            if line is not None:
+                self.goto_line(line)
+
+        self.app.push_screen(GotoLineScreen(self.editor.document.line_count, self.failure_line), answered)
+
+    def action_jump_to_line(self, line: int) -> None:
+        """The link to the failing line in the results."""
+        self.goto_line(line)
+
+    def goto_line(self, line: int) -> None:
+        """Into the editor at `line`."""
+        if self.load_error is not None or self.disk_text is None:
+            return
+        editor = self.editor
+        editor.focus()
+        editor.go_to_line(int(line))
+
+    def action_goto_failure(self) -> None:
+        if self.failure_line is None:
+            self.notify("The last check did not point at a line of your file. Ctrl+G goes to any line.")
+            return
+        self.goto_line(self.failure_line)
 
     # -- hints --------------------------------------------------------------------
     def _show_hints(self) -> None:
@@ -275,7 +490,6 @@ class ExerciseScreen(CourseScreen):
             lines.append(f"[dim]{left} more hint{'s' if left > 1 else ''}: press h (outside the editor).[/dim]")
         else:
             lines.append("[dim]That was the last hint.[/dim]")
-        from textual.content import Content
 
         self.query_one("#hints", Static).update(
             Content("\n\n").join(Content.from_markup(line) for line in lines)
@@ -300,7 +514,7 @@ class ExerciseScreen(CourseScreen):
 
     # -- solution -------------------------------------------------------------------
     def action_solution(self) -> None:
-        solution = self.query_one("#solution", TextArea)
+        solution = self.query_one("#solution")
         if solution.display:
             solution.display = False
             return
@@ -314,20 +528,24 @@ class ExerciseScreen(CourseScreen):
         self.post_message(self.SolutionLoaded(self.app.services.read_text(self.exercise.solution_path())))
 
     def on_exercise_screen_solution_loaded(self, event: SolutionLoaded) -> None:
-        solution = self.query_one("#solution", TextArea)
-        solution.load_text(event.text)
-        solution.display = True
+        self.solution_text = event.text
+        mine = self.editor.text if self.load_error is None else ""
+        self.query_one(DiffView).show(mine, event.text)
+        self.query_one("#solution").display = True
 
     # -- reset ------------------------------------------------------------------------
     def action_reset(self) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
+                # The reset's own write is not a learner's save: no check for it.
+                self.resetting = True
                 self._reset()
 
         self.app.push_screen(
             ConfirmScreen(
                 f"Reset [b]{self.exercise.file}[/b] to its starter code?\n"
-                "Your changes to this file will be lost.",
+                "The exercise becomes pending again. Your saved file is kept as a backup "
+                "under .jaxlings/backups/; unsaved edits here are dropped.",
                 yes="Reset",
                 no="Keep my code",
             ),
@@ -336,17 +554,29 @@ class ExerciseScreen(CourseScreen):
 
     @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="resetting the exercise")
     def _reset(self) -> None:
-        self.app.services.restore_starter(self.exercise)
-        text = self.app.services.read_text(self.exercise.exercise_path())
-        self.app.call_from_thread(self._after_reset, text)
+        try:
+            backup, progress = self.app.services.reset_exercise(self.exercise, self.app.progress)
+            text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
+            self.app.call_from_thread(self._after_reset, text, error, backup, progress)
+        finally:
+            self.app.call_from_thread(setattr, self, "resetting", False)
 
-    def _after_reset(self, text: str) -> None:
+    def _after_reset(self, text: str | None, error: str | None, backup: Path | None, progress: Any) -> None:
+        self.app.progress = progress
         self.disk_text = None
-        self._load_editor(text)
+        self.failure_line = None
+        self.last_check_failed = False
+        self.passed = self.app.progress.is_done(self.exercise.name)
+        if error is not None:
+            self._show_load_error(error)
+        else:
+            self._load_editor(text)
+        self._show_hints()
         self.query_one("#solution").display = False
         self.query_one(ResultsView).show_idle("The starter code is back.")
         self.query_one(TabbedContent).active = "tab-task"
-        self.notify(f"{self.exercise.file} is back to its starter code.", title="Reset")
+        kept = f" Your code was kept in {backup}." if backup else ""
+        self.notify(f"{self.exercise.file} is back to its starter code.{kept}", title="Reset", timeout=12, markup=False)
 
     # -- elsewhere ------------------------------------------------------------------------
     def action_next(self) -> None:
@@ -357,64 +587,71 @@ class ExerciseScreen(CourseScreen):
         if nxt is None:
             self.notify("Every exercise passes. The training lab is on the map (l).", title="✓ Course complete")
             return
-        self._save_if_dirty()
-        self.app.open_exercise(nxt.name, replace=True)
+        self.app.open_exercise(nxt.name)
 
     def action_edit(self) -> None:
-        self.query_one("#editor").focus()
+        if self.load_error is not None:
+            self.notify(self.load_error, title="Not open for editing", severity="warning", timeout=10, markup=False)
+            return
+        self.editor.focus()
 
     def action_toggle_auto(self) -> None:
         self.auto_check = not self.auto_check
         self._update_status()
 
     def action_leave(self) -> None:
-        if self.focused is self.query_one("#editor"):
-            self.query_one(TabbedContent).query_one("Tabs").focus()
+        if self.editor_focused():
+            self._leave_editor()
             return
-        self._save_if_dirty()
-        self.app.pop_screen()
-
-    def _save_if_dirty(self) -> None:
-        if self._dirty():
-            text = self.query_one("#editor", TextArea).text
-            self.disk_text = text
-            # A few kilobytes, written once as the screen closes: not worth a worker
-            # that would die with the screen.
-            self.app.services.write_text(self.exercise.exercise_path(), text)
-            self.notify(f"Saved your changes to {self.exercise.file}.")
+        self.confirm_leave(self.app.back_to_map, "going back to the map")
 
     def action_external_editor(self) -> None:
-        command = external_editor()
+        command, problem = self.app.services.resolve_editor()
         if command is None:
-            self.notify("Set $EDITOR (for example: export EDITOR=nano).", title="No editor found", severity="warning")
+            self.notify(problem or "No editor found.", title="Your editor cannot start", severity="warning", timeout=12, markup=False)
             return
-        self._save_if_dirty()
+        if problem:
+            self.notify(problem, title="About your editor", severity="warning", timeout=12, markup=False)
+        self.confirm_leave(lambda: self._run_external(command), "opening your editor")
+
+    def _run_external(self, command: list[str]) -> None:
         from textual.app import SuspendNotSupported
 
         try:
             with self.app.suspend():
-                subprocess.run([*command, str(self.exercise.exercise_path())], check=False)
+                completed = subprocess.run([*command, str(self.exercise.exercise_path())], check=False)
         except SuspendNotSupported:
             self.notify("This terminal cannot hand over to another program.", severity="warning")
             return
         except OSError as error:
-            self.notify(f"Could not start {command[0]}: {error}", severity="error")
+            self.notify(f"Could not start {command[0]}: {error}", severity="error", timeout=12, markup=False)
             return
+        except KeyboardInterrupt:
+            # Ctrl+C in a terminal editor that lets it through reaches this process too.
+            self.notify(f"{command[0]} was interrupted.", severity="warning", markup=False)
+            self._reload_after_external()
+            return
+        if completed.returncode != 0:
+            self.notify(f"{command[0]} exited with status {completed.returncode}.", severity="warning", markup=False)
         # The watcher sees the change too; reading now just makes the result immediate.
         self._reload_after_external()
 
     @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="reading your file")
     def _reload_after_external(self) -> None:
-        self.post_message(self.FileChanged(self.app.services.read_text(self.exercise.exercise_path())))
+        text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
+        if error is None:
+            self.post_message(self.FileChanged(text))
+        else:
+            self.app.call_from_thread(self._show_load_error, error)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("check", "save_check") and self.checking:
             return False
-        if action in LETTER_ACTIONS and self.is_mounted:
-            editor = self.query("#editor")
-            if editor and self.focused is editor.first():
-                return False
+        if action in LETTER_ACTIONS and self.editor_focused():
+            return False
         if action in ("solution", "next") and not self.passed:
+            return None
+        if action == "goto_line" and (self.load_error is not None or self.disk_text is None):
             return None
         return True
 

@@ -10,8 +10,13 @@ from textual.widgets import Markdown, Static
 
 INTRO = """\
 Work through the course in order: read a lesson, then edit its exercise until
-every check passes. Your progress is saved as you go; quitting loses nothing.
-Press **Ctrl+P** anywhere to jump to any lesson or exercise.
+every check passes. Your progress is saved as you go. Press **Ctrl+P** anywhere
+to jump to any lesson or exercise.
+
+An exercise opens with the focus outside the editor, where letter keys are
+actions; **e** or **Enter** goes into the editor and **Esc** comes back out
+without typing. Your file is written only by **Ctrl+S**, or by answering
+"Save" when you leave with unsaved edits.
 """
 
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from rich.markup import escape
+from rich.text import Text
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,6 +20,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, ProgressBar, SelectionList, Static
 
+from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_seconds, fmt_speedup, legend_lines,
+                                plot_legend)
 from course.tui.screens.base import CourseScreen
 from course.tui.widgets.loss_plot import LossPlot
 
@@ -23,38 +30,48 @@ EAGER, JITTED = "nnx_eager", "nnx_jit"
 # Eager NNX runs ~1 s per epoch on a laptop CPU: by default only a few epochs
 # are run and the rest extrapolated, so a first run takes a minute, not seven.
 EAGER_EPOCHS = 20
-COLUMNS = [("Variant", 32), ("Epochs", 6), ("Compile", 8), ("ms/epoch", 8), ("Full run", 9),
-           ("× eager NNX", 11), ("× PyTorch", 9), ("Test acc", 8), ("Status", 11)]
-
-
-def fmt_seconds(seconds: float | None) -> str:
-    if seconds is None:
-        return "–"
-    if seconds >= 120:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s"
+MAX_EPOCHS = 100_000
+# Fixed widths that fit 80 columns (76 for the table after padding and the
+# scroll bar): auto-sized columns settle a frame late and jump as rows arrive.
+COLUMNS = [("Variant", 15), ("Compile", 7), ("ms/epoch", 8), ("Full run", 8), ("×NNX eager", 10),
+           ("×PyTorch", 8), ("Acc", 5)]
 
 
 def headline(report: Any) -> str:
-    """The article's comparison (the same NNX model with and without @nnx.jit), in one sentence."""
+    """The article's comparison (the same NNX model with and without @nnx.jit), in one sentence.
+
+    The ratio is `report.speedup`, the figure the table shows for the same pair.
+    """
     eager, jitted = report.result(EAGER), report.result(JITTED)
     if report.cancelled:
         return "■ Stopped. What finished before Stop is in the table; Run starts again."
     if eager is None or jitted is None or eager.status != "ok" or jitted.status != "ok":
         return "Run both NNX eager and NNX @nnx.jit to see what jit buys you."
-    if not eager.full_run_s or not jitted.full_run_s:
+    ratio = report.speedup(JITTED, EAGER)
+    if ratio is None:
         return "The NNX runs finished without timings."
-    ratio = eager.full_run_s / jitted.full_run_s
-    approx = "≈" if eager.extrapolated or jitted.extrapolated else ""
     return (
-        f"[b]@nnx.jit vs eager NNX[/b]: {approx}{fmt_seconds(jitted.full_run_s)} vs "
-        f"{approx}{fmt_seconds(eager.full_run_s)} for {report.config.epochs} epochs: "
-        f"[b]{ratio:.1f}× faster[/b] (compiling once took {fmt_seconds(jitted.compile_s)})."
+        f"[b]@nnx.jit vs eager NNX: {fmt_speedup(ratio)} faster[/b] per epoch (steady state). "
+        f"Full run of {report.config.epochs} epochs: {_full_run(jitted)} vs {_full_run(eager)}; "
+        f"compiling once took {fmt_seconds(jitted.compile_s)}."
     )
 
 
-def _ratio(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}×"
+def _full_run(r: Any) -> str:
+    if r.full_run_s is None:
+        return MISSING
+    return fmt_seconds(r.full_run_s) + (EXTRAPOLATED if r.extrapolated else "")
+
+
+def parse_epochs(raw: str, high: int) -> tuple[int | None, str]:
+    """The whole number in a field, or None and why not, in words for the note beside it."""
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        return None, f"a whole number from 1 to {high:,}"
+    if not 1 <= value <= high:
+        return None, f"from 1 to {high:,}, not {value:,}"
+    return value, ""
 
 
 class VariantRow(Vertical):
@@ -87,15 +104,21 @@ class LabScreen(CourseScreen):
         Binding("escape", "app.pop_screen", "Map", id="lab.back", tooltip="Back to the map (a run keeps going)"),
         Binding("r", "run", "Run", id="lab.run", tooltip="Train the chosen variants"),
         Binding("x", "stop", "Stop", id="lab.stop", tooltip="Stop the run within a second"),
-        Binding("ctrl+s", "save", "Save JSON", id="lab.save", tooltip="Save the last results as JSON"),
+        Binding("ctrl+s", "save", "Save JSON", id="lab.save",
+                tooltip="Save the last results as JSON under .jaxlings/lab/"),
     ]
+    # On the Run button, not in a field or the list: `r` and Enter start a run at once.
+    AUTO_FOCUS = "#lab-run"
 
     running: reactive[bool] = reactive(False, bindings=True)
 
     @dataclass
     class Ready(Message):
-        hardware: str
         variants: dict[str, str]
+
+    @dataclass
+    class HardwareFound(Message):
+        summary: str
 
     @dataclass
     class Progressed(Message):
@@ -116,6 +139,7 @@ class LabScreen(CourseScreen):
     @dataclass
     class Saved(Message):
         path: str
+        error: str = ""
 
     def __init__(self) -> None:
         super().__init__()
@@ -124,91 +148,129 @@ class LabScreen(CourseScreen):
         self._cancel = threading.Event()
         self._losses: dict[str, list[float]] = {}
         self._plot_dirty = False
+        # `r` pressed before the variants are known: the run starts when they are.
+        self._run_when_ready = False
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Horizontal(id="lab-main"):
-            with Vertical(id="lab-setup"):
-                yield Static("Detecting hardware…", id="lab-hardware")
+        with Vertical(id="lab-main"):
+            with Horizontal(id="lab-setup"):
                 yield SelectionList[str](id="lab-variants")
-                with Horizontal(id="lab-epochs-row"):
-                    yield Label("Epochs")
-                    yield Input("500", type="integer", id="lab-epochs")
-                with Horizontal(id="lab-eager-row"):
-                    yield Label("Eager NNX")
-                    yield Input(
-                        str(EAGER_EPOCHS), type="integer", id="lab-eager-epochs",
-                        tooltip="Epochs actually run for NNX eager (about a second each on a CPU); "
-                        "its full-run time is extrapolated and marked ≈. Same as Epochs for a full run.",
-                    )
-                with Horizontal(id="lab-buttons"):
-                    yield Button("Run", id="lab-run", variant="success")
-                    yield Button("Stop", id="lab-stop", variant="error", disabled=True)
+                with Vertical(id="lab-settings"):
+                    with Horizontal(id="lab-fields"):
+                        with Vertical(classes="lab-field"):
+                            yield Label("Epochs")
+                            yield Input("500", type="integer", id="lab-epochs")
+                            yield Static("", id="lab-epochs-note", classes="lab-note")
+                        with Vertical(classes="lab-field"):
+                            yield Label("Eager NNX epochs")
+                            yield Input(
+                                str(EAGER_EPOCHS), type="integer", id="lab-eager-epochs",
+                                tooltip="Epochs actually run for NNX eager (about a second each on a CPU); "
+                                f"its full-run time is extrapolated and marked {EXTRAPOLATED}. "
+                                "Same as Epochs for a full run.",
+                            )
+                            yield Static("", id="lab-eager-note", classes="lab-note")
+                    with Horizontal(id="lab-buttons"):
+                        yield Button("Run", id="lab-run", variant="success")
+                        yield Button("Stop", id="lab-stop", variant="error", disabled=True)
             with VerticalScroll(id="lab-out"):
+                yield Static("Detecting hardware…", id="lab-hardware")
                 yield Static(
-                    "Choose variants and epochs, then Run. Each variant trains the article's "
+                    "Choose variants and epochs, then Run (r or Enter). Each variant trains the article's "
                     "Titanic MLP (9→64→1, Adam 1e-3, batch 32).",
                     id="lab-headline",
                 )
                 yield Vertical(id="lab-rows")
-                yield LossPlot(id="lab-plot")
                 yield DataTable(id="lab-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="lab-legend")
+                yield LossPlot(id="lab-plot")
+                yield Static("", id="lab-plot-key")
+                yield Static("", id="lab-saved")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = "Training lab"
         table = self.query_one(DataTable)
-        # Fixed widths: auto-sized columns settle a frame late and jump as rows arrive.
         for label, width in COLUMNS:
-            table.add_column(label, width=width)
+            table.add_column(label if label == "Variant" else Text(label, justify="right"), width=width, key=label)
+        table.display = False
         self.query_one("#lab-variants").loading = True
+        self._validate()
         self.set_interval(0.5, self._replot)
         self._detect()
 
     @work(thread=True, exclusive=True, group="lab-detect", exit_on_error=False, description="detecting hardware")
     def _detect(self) -> None:
         services = self.app.services
-        variants = services.lab_variants()
-        hardware = services.detect_hardware()
-        self.post_message(self.Ready(hardware.summary, variants))
+        # The variants first (quick): Run works as soon as they are listed.
+        self.post_message(self.Ready(services.lab_variants()))
+        self.post_message(self.HardwareFound(services.detect_hardware().summary))
 
-    def on_lab_screen_ready(self, event: Ready) -> None:
+    async def on_lab_screen_ready(self, event: Ready) -> None:
         self.variants = event.variants
-        self.query_one("#lab-hardware", Static).update(f"[b]Hardware[/b]\n{event.hardware}")
         selection = self.query_one("#lab-variants", SelectionList)
         selection.loading = False
         selection.add_options([(label, name, True) for name, label in event.variants.items()])
         self.refresh_bindings()
+        if self._run_when_ready:
+            self._run_when_ready = False
+            await self.action_run()
+
+    def on_lab_screen_hardware_found(self, event: HardwareFound) -> None:
+        self.query_one("#lab-hardware", Static).update(f"[b]Hardware:[/b] {escape(event.summary)}")
+
+    # -- settings -------------------------------------------------------------------
+    def _settings(self) -> tuple[int | None, int | None]:
+        """Epochs and eager epochs as they will run (None where a field is unusable), notes updated."""
+        epochs, why = parse_epochs(self.query_one("#lab-epochs", Input).value, MAX_EPOCHS)
+        self._note("#lab-epochs-note", why, error=True)
+        eager, why = parse_epochs(self.query_one("#lab-eager-epochs", Input).value, MAX_EPOCHS)
+        if eager is None:
+            self._note("#lab-eager-note", why, error=True)
+        elif epochs is not None and eager >= epochs:
+            # Not an error: more eager epochs than epochs just means the full run.
+            self._note("#lab-eager-note", f"runs all {epochs:,} (above Epochs)" if eager > epochs else
+                       "runs all, no extrapolation")
+            eager = epochs
+        else:
+            self._note("#lab-eager-note", f"rest extrapolated ({EXTRAPOLATED})")
+        return epochs, eager
+
+    def _note(self, selector: str, text: str, *, error: bool = False) -> None:
+        note = self.query_one(selector, Static)
+        note.update(text)
+        note.set_class(error and bool(text), "-error")
+
+    def _validate(self) -> None:
+        self._settings()
+
+    @on(Input.Changed)
+    def _field_changed(self) -> None:
+        self._validate()
 
     # -- run ------------------------------------------------------------------------
-    def _read_int(self, input_id: str, what: str, high: int) -> int | None:
-        raw = self.query_one(input_id, Input).value.strip()
-        try:
-            value = int(raw)
-        except ValueError:
-            value = 0
-        if not 1 <= value <= high:
-            self.notify(f"{what} must be a whole number from 1 to {high}.", severity="warning")
-            return None
-        return value
-
     async def action_run(self) -> None:
-        if self.running or not self.variants:
+        if self.running:
+            return
+        if not self.variants:
+            self._run_when_ready = True
+            self.query_one("#lab-headline", Static).update("Starting as soon as the variants are listed…")
             return
         chosen = list(self.query_one("#lab-variants", SelectionList).selected)
         if not chosen:
-            self.notify("Tick at least one variant.", severity="warning")
+            self.query_one("#lab-headline", Static).update("[b]Tick at least one variant[/b], then Run.")
+            self.query_one("#lab-variants").focus()
             return
-        epochs = self._read_int("#lab-epochs", "Epochs", 100_000)
-        if epochs is None:
+        epochs, eager = self._settings()
+        if epochs is None or (EAGER in chosen and eager is None):
+            # The reason stays beside the field, in red; the field gets the focus.
+            self.query_one("#lab-epochs" if epochs is None else "#lab-eager-epochs", Input).focus()
+            self.query_one("#lab-headline", Static).update("[b]Fix the setting marked in red[/b], then Run.")
             return
         per_variant: dict[str, int] = {}
-        if EAGER in chosen:
-            eager = self._read_int("#lab-eager-epochs", "Eager NNX epochs", epochs)
-            if eager is None:
-                return
-            if eager < epochs:
-                per_variant[EAGER] = eager
+        if EAGER in chosen and eager is not None and eager < epochs:
+            per_variant[EAGER] = eager
         rows = self.query_one("#lab-rows")
         # The last run's rows have the same ids: they must be gone before the new ones mount.
         self.running = True
@@ -256,43 +318,46 @@ class LabScreen(CourseScreen):
         self._show_report(report)
 
     def _show_report(self, report: Any) -> None:
-        speedups = report.speedups()["steady_state"]
-        vs_eager, vs_torch = speedups["vs_nnx_eager"], speedups["vs_torch_eager"]
         table = self.query_one(DataTable)
         table.clear()
-        curves: dict[str, list[float]] = {}
+        table.display = True
         for r in report.results:
-            approx = "≈" if r.extrapolated else ""
+            ok = r.status == "ok"
+            numbers = [
+                "" if r.compile_s is None or not ok else fmt_seconds(r.compile_s),
+                fmt_ms(r.ms_per_epoch) if ok else ("failed" if r.status == "failed" else "stopped"),
+                _full_run(r) if ok else MISSING,
+                fmt_speedup(report.speedup(r.variant, EAGER)),
+                fmt_speedup(report.speedup(r.variant, "torch_eager")),
+                MISSING if r.test_accuracy is None else f"{r.test_accuracy:.3f}",
+            ]
             table.add_row(
-                r.label,
-                str(r.epochs),
-                fmt_seconds(r.compile_s),
-                "–" if r.ms_per_epoch is None else f"{r.ms_per_epoch:.2f}",
-                "–" if r.full_run_s is None else approx + fmt_seconds(r.full_run_s),
-                _ratio(vs_eager.get(r.variant)),
-                _ratio(vs_torch.get(r.variant)),
-                "–" if r.test_accuracy is None else f"{r.test_accuracy:.3f}",
-                ("✓ " if r.status == "ok" else "✗ ") + r.status,
+                r.variant, *(Text(n, justify="right") for n in numbers),
+                key=r.variant,
             )
             rows = self.query(f"#row-{r.variant}")
             if rows:
-                done = "✓ done" if r.status == "ok" else f"✗ {r.status}"
+                done = "✓ done" if ok else f"✗ {r.status}"
                 if r.error:
                     done += f": {r.error}"
                 rows.first(VariantRow).finish(done, len(r.losses), r.epochs)
-            if r.losses:
-                curves[r.label] = list(r.losses)
-        self.query_one(LossPlot).set_curves(curves)
+        self.query_one("#lab-legend", Static).update(Text("\n".join(legend_lines(
+            [(r.variant, r.epochs) for r in report.results if r.extrapolated], report.config.epochs, app=True))))
+        self._set_curves({r.variant: list(r.losses) for r in report.results if r.losses})
         self._plot_dirty = False
         self.query_one("#lab-headline", Static).update(headline(report))
+
+    def _set_curves(self, curves: dict[str, list[float]]) -> None:
+        self.query_one(LossPlot).set_curves(curves)
+        shown = [v for v, losses in curves.items() if losses]
+        width = max(20, self.query_one("#lab-out").size.width - 2)
+        self.query_one("#lab-plot-key", Static).update(Text(plot_legend(shown, width) if shown else ""))
 
     def _replot(self) -> None:
         if not self._plot_dirty or not self.running:
             return
         self._plot_dirty = False
-        self.query_one(LossPlot).set_curves(
-            {self.variants.get(v, v): list(l) for v, l in self._losses.items()}
-        )
+        self._set_curves({v: list(losses) for v, losses in self._losses.items()})
 
     def action_stop(self) -> None:
         if self.running:
@@ -308,16 +373,23 @@ class LabScreen(CourseScreen):
 
     @work(thread=True, exclusive=True, group="lab-save", exit_on_error=False, description="saving results")
     def _save(self, report: Any) -> None:
-        import time
-
-        from course.paths import workspace
-
-        path = workspace() / f"lab-results-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        path.write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
-        self.post_message(self.Saved(str(path)))
+        try:
+            path = save_report(report.to_dict())
+        except OSError as exc:
+            self.post_message(self.Saved("", f"{exc.strerror or exc}: {exc.filename or ''}".strip(": ")))
+        else:
+            self.post_message(self.Saved(str(path)))
 
     def on_lab_screen_saved(self, event: Saved) -> None:
-        self.notify(f"Saved to {event.path}", title="Results saved")
+        saved = self.query_one("#lab-saved", Static)
+        if event.error:
+            saved.update(Text(f"✗ Not saved: {event.error}"))
+            self.notify(event.error, title="Results not saved", severity="error")
+            return
+        shown = _relative(event.path)
+        # Said where it stays visible, not only in a toast.
+        saved.update(Text(f"Saved to {shown}"))
+        self.notify(f"Saved to {shown}", title="Results saved")
 
     # -- buttons and key state --------------------------------------------------------
     @on(Button.Pressed, "#lab-run")
@@ -328,8 +400,8 @@ class LabScreen(CourseScreen):
     def _stop_pressed(self) -> None:
         self.action_stop()
 
-    @on(Input.Submitted, "#lab-epochs")
-    async def _epochs_submitted(self) -> None:
+    @on(Input.Submitted)
+    async def _field_submitted(self) -> None:
         await self.action_run()
 
     def watch_running(self, running: bool) -> None:
@@ -339,9 +411,34 @@ class LabScreen(CourseScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "run":
-            return bool(self.variants) and not self.running
+            return not self.running
         if action == "stop":
             return self.running
         if action == "save":
             return None if self.report is None else True
         return True
+
+
+def save_report(data: dict) -> Path:
+    """Write a report under the workspace's `.jaxlings/lab/`, never loose in the course folder."""
+    from course.paths import state_dir
+
+    folder = state_dir() / "lab"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = folder / f"results-{stamp}.json"
+    n = 1
+    while path.exists():  # two saves in one second keep both
+        n += 1
+        path = folder / f"results-{stamp}-{n}.json"
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def _relative(path: str) -> str:
+    from course.paths import workspace
+
+    try:
+        return str(Path(path).relative_to(workspace()))
+    except ValueError:
+        return path

@@ -44,7 +44,7 @@ def _block_title(block: Any) -> str:
 
 class LessonScreen(CourseScreen):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Map", id="lesson.back", tooltip="Back to the course map"),
+        Binding("escape", "app.back_to_map", "Map", id="lesson.back", tooltip="Back to the course map"),
         Binding("e", "exercise", "Exercise", id="lesson.exercise", tooltip="Open this lesson's next exercise"),
         Binding("t", "toggle_contents", "Contents", id="lesson.contents", tooltip="Show or hide the table of contents"),
     ]

@@ -37,6 +37,7 @@ class MapScreen(CourseScreen):
     class CourseLoaded(Message):
         catalog: Any
         progress: Any
+        state: dict
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -60,7 +61,7 @@ class MapScreen(CourseScreen):
         services = self.app.services
         catalog = services.load_catalog()
         progress = services.load_progress()
-        self.post_message(self.CourseLoaded(catalog, progress))
+        self.post_message(self.CourseLoaded(catalog, progress, services.load_app_state()))
 
     def on_map_screen_course_loaded(self, event: CourseLoaded) -> None:
         self.app.catalog = event.catalog
@@ -70,6 +71,8 @@ class MapScreen(CourseScreen):
         self.query_one(Tree).loading = False
         self._build_tree()
         self.focus_next_pending()
+        self.app.watch_progress()
+        self.app.reopen_last(event.state)
 
     def on_worker_state_changed(self, event) -> None:
         from textual.worker import WorkerState
@@ -83,9 +86,23 @@ class MapScreen(CourseScreen):
             )
 
     def on_screen_resume(self) -> None:
-        if self.app.catalog is not None:
+        # Not when the map was only passed through on the way to another screen.
+        if self.app.catalog is not None and self.is_current:
             self._build_tree()
             self.focus_next_pending()
+            self.app.remember({"screen": "map"})
+
+    def progress_changed(self) -> None:
+        """The progress file changed: redraw the marks, the cursor stays where it is."""
+        if self.app.catalog is None:
+            return
+        tree = self.query_one(Tree)
+        here = tree.cursor_node.data if tree.cursor_node is not None else None
+        self._build_tree()
+        for node in [*tree.root.children, *(c for n in tree.root.children for c in n.children)]:
+            if node.data == here:
+                self.call_after_refresh(tree.move_cursor, node)
+                break
 
     # -- tree -----------------------------------------------------------------
     def _next_pending(self):

@@ -1,8 +1,15 @@
-"""Training-loss curves, one line per variant."""
+"""Training-loss curves, one per variant, each drawn with its own character.
+
+No plotext legend: it sits on top of the curves. The screen prints the key
+(`course.lab.numbers.plot_legend`) under the plot instead, with the same
+characters the CLI uses, so the curves tell apart without colour.
+"""
 
 from __future__ import annotations
 
 from textual_plotext import PlotextPlot
+
+from course.lab.numbers import plot_marker
 
 
 class LossPlot(PlotextPlot):
@@ -14,7 +21,8 @@ class LossPlot(PlotextPlot):
         self._draw()
 
     def set_curves(self, curves: dict[str, list[float]]) -> None:
-        self._curves = {label: list(losses) for label, losses in curves.items() if losses}
+        """`curves` maps a variant name to its loss per epoch."""
+        self._curves = {variant: list(losses) for variant, losses in curves.items() if losses}
         self._draw()
 
     def _draw(self) -> None:
@@ -23,6 +31,6 @@ class LossPlot(PlotextPlot):
         plt.clear_figure()
         plt.title("Training loss per epoch")
         plt.xlabel("epoch")
-        for label, losses in self._curves.items():
-            plt.plot(list(range(1, len(losses) + 1)), losses, label=label, marker="braille")
+        for i, (variant, losses) in enumerate(self._curves.items()):
+            plt.plot(list(range(1, len(losses) + 1)), losses, marker=plot_marker(variant, i))
         self.refresh()

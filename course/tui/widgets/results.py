@@ -21,7 +21,7 @@ def _mark(outcome: str) -> tuple[str, str]:
     return FAIL, "$error"
 
 
-def result_content(result: Any) -> Content:
+def result_content(result: Any, failure_line: int | None = None) -> Content:
     checks = list(result.checks or [])
     failed = [c for c in checks if _mark(c.outcome)[0] == FAIL]
     parts: list[Content] = []
@@ -29,7 +29,7 @@ def result_content(result: Any) -> Content:
         parts.append(
             Content.from_markup(
                 f"[b $success]{PASS} Passed[/]: all {len(checks)} checks. "
-                "Press [b]s[/b] for the reference solution, [b]n[/b] for the next exercise."
+                "Outside the editor (Esc): [b]s[/b] the solution as a diff, [b]n[/b] the next exercise."
             )
         )
     else:
@@ -40,6 +40,13 @@ def result_content(result: Any) -> Content:
         parts.append(Content.from_markup(f"[b $error]{FAIL} {head}[/]$cause.", cause=cause))
         if result.message and not failed:
             parts.append(Content(str(result.message).rstrip()))
+    if failure_line is not None:
+        parts.append(
+            Content.from_markup(
+                f"[b][@click=screen.jump_to_line({int(failure_line)})]→ Go to line {int(failure_line)}[/][/b] "
+                "[dim](click it, or g outside the editor)[/dim]"
+            )
+        )
     for check in checks:
         mark, style = _mark(check.outcome)
         parts.append(Content.from_markup(f"[{style}]{mark}[/] [b]$name[/] [dim]$outcome[/]", name=check.name, outcome=check.outcome))
@@ -66,8 +73,9 @@ class ResultsView(Static):
             )
         )
 
-    def show_running(self) -> None:
-        self.update(Content.from_markup("[b]… Checking[/b] your code in a separate Python process."))
+    def show_running(self, budget: float | None = None) -> None:
+        limit = f" It may take up to {budget:g} s; the status line counts the seconds." if budget else ""
+        self.update(Content.from_markup("[b]… Checking[/b] your code in a separate Python process.$limit", limit=limit))
 
-    def show_result(self, result: Any) -> None:
-        self.update(result_content(result))
+    def show_result(self, result: Any, failure_line: int | None = None) -> None:
+        self.update(result_content(result, failure_line))

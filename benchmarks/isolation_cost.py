@@ -1,0 +1,95 @@
+"""What the sandbox costs per check, for every tier that works here, against a plain child.
+
+- start: a sandboxed `python -c pass` (the launcher and its mounts, no JAX);
+- warm: a long-lived CheckSession whose next child was started inside its
+  sandbox ahead of time (as `watch` and the app use it), one check of the toy
+  fixture exercise;
+- cold: a CheckSession with no warm child: starting the sandboxed child,
+  importing JAX in it, then the check (what a one-off `jaxlings check` pays
+  on top of its own start-up).
+
+    .venv/bin/python benchmarks/isolation_cost.py [--runs 5] [--cold-runs 3]
+
+Prints medians per tier and each tier's cost over `process` (a plain child).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from course.catalog import load_catalog  # noqa: E402
+from course.engine.isolation import IsolationError, SANDBOX_TIERS, choose  # noqa: E402
+from course.engine.runner import CheckSession  # noqa: E402
+
+FIXTURE = REPO / "tests" / "fixtures" / "course"
+
+
+def start_times(iso, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        box = iso.sandbox()
+        try:
+            t0 = time.perf_counter()
+            subprocess.run(box.command([sys.executable, "-I", "-S", "-c", "pass"]), cwd=box.cwd, env=box.env(),
+                           check=True, stdin=subprocess.DEVNULL)
+            times.append(time.perf_counter() - t0)
+        finally:
+            box.close()
+    return times
+
+
+def check_times(iso, runs: int, *, warm: bool) -> list[float]:
+    exercise = load_catalog(FIXTURE).exercise("fx_scale")
+    times = []
+    with CheckSession(isolation=iso, warm=warm) as session:
+        session.run(exercise, learner_file=exercise.solution_path())  # compiles the reference once
+        for _ in range(runs):
+            if warm:
+                session.wait_warm()
+            t0 = time.perf_counter()
+            result = session.run(exercise, learner_file=exercise.solution_path())
+            times.append(time.perf_counter() - t0)
+            assert result.passed, result.message
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cold-runs", type=int, default=3)
+    args = parser.parse_args()
+    os.environ.pop("JAXLINGS_WORKSPACE", None)
+    tiers = {}
+    for name in ("process", *SANDBOX_TIERS):
+        try:
+            tiers[name] = choose(name)
+        except IsolationError as exc:
+            print(f"{name}: not available here ({exc})")
+    print(f"cpus: {os.cpu_count()}")
+    rows = {}
+    for name, iso in tiers.items():
+        start = statistics.median(start_times(iso, args.runs))
+        warm = statistics.median(check_times(iso, args.runs, warm=True))
+        cold = statistics.median(check_times(iso, args.cold_runs, warm=False))
+        rows[name] = (start, warm, cold)
+        print(f"{name:>10}: start {start:.3f} s, warm check {warm:.3f} s, cold check {cold:.3f} s (medians)")
+    base = rows.get("process")
+    for name, (start, warm, cold) in rows.items():
+        if base is None or name == "process":
+            continue
+        print(f"{name} over process: start +{start - base[0]:.3f} s, warm {warm / base[1]:.2f}x "
+              f"(+{warm - base[1]:.3f} s), cold {cold / base[2]:.2f}x (+{cold - base[2]:.3f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,559 @@
+"""What the learner's process may see and do: one sandbox for `check`, the app and `grade`.
+
+The sandbox is built by *allowing*, not by hiding a list of secrets. A child
+sees, read-only: the Python installation (interpreter, standard library,
+site-packages), the system libraries (/usr, /lib), and of the course only
+`course/__init__.py` and `course/engine/` (mounted at /jaxlings/course), plus
+the one learner file the parent stages for it (/learner/<name>.py). It gets a
+private writable home (its working folder) and a private /tmp, both small
+tmpfs mounts that vanish with it, a minimal /dev and the /proc of its own pid
+namespace. There is no network. The solutions, the checks, the course data,
+the tests, the workspace's .jaxlings/ state, other submissions and the host's
+home are not hidden: they are simply not there.
+
+Tiers, strongest first (`auto` takes the first that works here):
+
+- `bubblewrap`: the allow-list above through `bwrap` (when installed).
+- `unshare`: the same allow-list through our own launcher
+  (`course/engine/launcher.py`), from unprivileged user namespaces: no root
+  and no setuid helper needed.
+- `uid` (grading as root only): no namespaces; the child runs as an
+  unprivileged uid of its own per worker slot. It hides nothing else.
+- `process`: a plain child with a scrubbed environment.
+
+In the first two, the learner runs as a non-root uid without capabilities,
+every process it starts dies with the check (its pid namespace ends when the
+check's process ends), and nothing in its environment names the course or the
+workspace. Each tier's `guarantees` say exactly what it holds, and nothing more.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import functools
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+TIERS = ("bubblewrap", "unshare", "uid", "process")
+SANDBOX_TIERS = ("bubblewrap", "unshare")
+BASE_UID = 61000  # + worker slot, in the `uid` tier
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # course/
+ENGINE_DIR = Path(__file__).resolve().parent
+LAUNCHER = ENGINE_DIR / "launcher.py"
+INSIDE_ROOT = "/jaxlings"  # where course/__init__.py and course/engine/ appear inside
+INSIDE_HOME = "/home/learner"
+INSIDE_INBOX = "/learner"
+HOME_MB, TMP_MB, SHM_MB = 256, 256, 64
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; "
+                "Fedora: sudo dnf install bubblewrap)")
+
+# What reaches the child of the parent's environment: locale, time zone and the
+# settings that choose devices and quiet XLA. Anything naming the workspace or
+# the course root is dropped even from these.
+_KEEP_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TF_CPP_MIN_LOG_LEVEL", "OMP_NUM_THREADS")
+_KEEP_PREFIXES = ("JAX_", "XLA_", "CUDA_", "NVIDIA_", "TPU_")
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
+
+GUARANTEES = {
+    # Keys kept from earlier reports: solutions_hidden, other_submissions_hidden,
+    # system_read_only, unprivileged, own_pid_namespace, network_off.
+    "bubblewrap": dict(network_off=True, solutions_hidden=True, other_submissions_hidden=True,
+                       system_read_only=True, unprivileged=True, own_pid_namespace=True, private_tmp=True,
+                       processes_end_with_check=True, progress_unreachable=True),
+    "unshare": dict(network_off=True, solutions_hidden=True, other_submissions_hidden=True,
+                    system_read_only=True, unprivileged=True, own_pid_namespace=True, private_tmp=True,
+                    processes_end_with_check=True, progress_unreachable=True),
+    "uid": dict(network_off=False, solutions_hidden=False, other_submissions_hidden=False,
+                system_read_only=False, unprivileged=True, own_pid_namespace=False, private_tmp=False,
+                processes_end_with_check=False, progress_unreachable=False),
+    "process": dict(network_off=False, solutions_hidden=False, other_submissions_hidden=False,
+                    system_read_only=False, unprivileged=False, own_pid_namespace=False, private_tmp=False,
+                    processes_end_with_check=False, progress_unreachable=False),
+}
+
+SUMMARY = {
+    "bubblewrap": "sandboxed with bubblewrap: only Python and your file are visible, no network, "
+                  "private /tmp, every process ends with the check",
+    "unshare": "sandboxed with user namespaces: only Python and your file are visible, no network, "
+               "private /tmp, every process ends with the check",
+    "uid": "NOT sandboxed: graded code runs as another user id only; the course, the class folder, "
+           "/tmp and the network stay reachable and detached processes can outlive a check",
+    "process": "NOT sandboxed: your code runs as a plain process that can read and write what you can",
+}
+
+
+class IsolationError(Exception):
+    """The isolation asked for does not work here, or may not be used without consent."""
+
+
+# -- what the sandbox allows -------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def python_paths() -> tuple[str, ...]:
+    """The folders of the Python installation the child runs: prefixes and module paths.
+
+    Taken from this interpreter, minus anything inside the course tree that is
+    not the interpreter's own prefix (a repository checkout on sys.path, '').
+    """
+    course_root = PACKAGE_DIR.parent
+    prefixes = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix)]
+    found: list[Path] = []
+    modules = [Path(e) for e in sys.path if e and ("site-packages" in e or "dist-packages" in e)]
+    modules += [Path(e) for e in sys.path if e and any(_within(Path(e), q) for q in prefixes)]
+    for p in [*prefixes, *modules]:
+        try:
+            real = p.resolve()
+        except OSError:
+            continue
+        if not p.is_absolute() or not real.exists():
+            continue
+        in_course = _within(real, course_root) and not any(_within(real, q.resolve()) for q in prefixes)
+        if in_course or _within(real, PACKAGE_DIR):
+            continue
+        found += [p, real] if p != real else [p]
+    exe = Path(sys.executable)
+    found += [exe.parent.resolve(), Path(os.path.realpath(exe)).parent]
+    return _outermost(found)
+
+
+def _within(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+        return True
+    except ValueError:
+        return False
+
+
+def _outermost(paths: list[Path]) -> tuple[str, ...]:
+    keep: list[Path] = []
+    for p in sorted(set(paths), key=lambda q: len(q.parts)):
+        if not any(_within(p, k) for k in keep):
+            keep.append(p)
+    return tuple(str(p) for p in keep if not any(_within(p, Path(s)) for s in _SYSTEM if Path(s).is_dir()))
+
+
+def read_only_binds(inbox: Path) -> list[tuple[str, str]]:
+    """(host path, path inside) pairs bound read-only."""
+    binds = [(s, s) for s in _SYSTEM if os.path.lexists(s)]
+    binds += [(s, s) for s in _ETC if os.path.exists(s)]
+    binds += [(p, p) for p in python_paths()]
+    if _devices():
+        binds.append(("/sys", "/sys"))  # GPU runtimes read the PCI and NUMA layout there
+    binds += [(str(PACKAGE_DIR / "__init__.py"), f"{INSIDE_ROOT}/course/__init__.py"),
+              (str(ENGINE_DIR), f"{INSIDE_ROOT}/course/engine"),
+              (str(inbox), INSIDE_INBOX)]
+    return binds
+
+
+def masked_paths() -> list[str]:
+    """Parts of the course inside a bound Python folder (a non-editable install puts
+    `course/`, checks and all, in site-packages): covered by an empty read-only folder."""
+    from course import paths
+
+    roots = dict.fromkeys([PACKAGE_DIR.parent, paths.course_root()])
+    course_parts = [PACKAGE_DIR, *(r / name for r in roots for name in ("solutions", "tests", "lessons"))]
+    bound = [Path(p) for p in python_paths()]
+    return [str(c) for c in dict.fromkeys(course_parts) if any(_within(c, b) for b in bound) and c.is_dir()]
+
+
+def _devices() -> list[str]:
+    """Accelerator device nodes, so a GPU machine checks on its GPU."""
+    try:
+        return sorted(n for n in os.listdir("/dev") if n.startswith(("nvidia", "dri")) or n == "kfd")
+    except OSError:
+        return []
+
+
+def child_env(*, home: str, tmp: str, extra: dict[str, str] | None = None,
+              base: dict[str, str] | None = None) -> dict[str, str]:
+    """A scrubbed environment: nothing of the caller's leaks in, nothing names the course."""
+    base = dict(os.environ if base is None else base)
+    named = [str(PACKAGE_DIR.parent)]
+    for var in ("JAXLINGS_WORKSPACE", "JAXLINGS_COURSE_ROOT"):
+        if base.get(var):
+            named.append(base[var])
+    env = {}
+    for key, value in base.items():
+        if key in _KEEP_ENV or key.startswith(_KEEP_PREFIXES):
+            # A compilation cache the caller chose is theirs: a sandboxed child
+            # neither sees it nor may write entries into it.
+            if key == "JAX_COMPILATION_CACHE_DIR":
+                continue
+            if not any(n and n in value for n in named):
+                env[key] = value
+    env.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=home, TMPDIR=tmp, USER="learner",
+               PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1", PYTHONUNBUFFERED="1")
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env.update(extra or {})
+    return env
+
+
+# -- host folders: private, locked while in use, swept when their owner died ------
+
+
+def _base_dir() -> Path:
+    base = Path(tempfile.gettempdir()) / f"jaxlings-sandboxes-{os.getuid()}"
+    try:
+        base.mkdir(mode=0o711)
+    except FileExistsError:
+        pass
+    st = os.lstat(base)
+    if not os.path.isdir(base) or os.path.islink(base) or st.st_uid != os.getuid():
+        raise IsolationError(f"{base} is not a folder of this user; remove it")
+    # Traversable, not listable: the `uid` tier's children reach their own copy by name.
+    os.chmod(base, 0o711)
+    return base
+
+
+class HostFolder:
+    """A private folder on the host that lives as long as its owner process holds its lock.
+
+    A run killed with SIGKILL cannot clean up; the next run sweeps every folder
+    whose lock nobody holds any more.
+    """
+
+    def __init__(self, kind: str) -> None:
+        base = _base_dir()
+        sweep(base)
+        self.path = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
+        # Locked before it takes its name: a sweep never sees an unlocked `.lock` of a live folder.
+        pending = self.path / f".lock-{secrets.token_hex(4)}"
+        self._lock = os.open(pending, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(pending, self.path / ".lock")
+
+    def remove(self) -> None:
+        if self._lock is None:
+            return
+        remove_tree(self.path)
+        os.close(self._lock)
+        self._lock = None
+
+
+def sweep(base: Path | None = None) -> list[str]:
+    """Remove folders left by runs that died without cleaning up; returns their names."""
+    base = base or _base_dir()
+    removed = []
+    for entry in list(base.iterdir()):
+        lock = entry / ".lock"
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = None  # being created right now, or half removed: judge it by its age
+        except OSError:
+            continue
+        try:
+            if fd is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError as exc:
+                    if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                        continue  # alive
+                    raise
+            elif _age(entry) < 60:
+                continue
+            remove_tree(entry)
+            removed.append(entry.name)
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
+
+
+def _age(path: Path) -> float:
+    import time
+
+    try:
+        return time.time() - path.lstat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder even where graded code made parts of it read-only."""
+
+    def unlock(func, p, _exc):
+        try:
+            os.chmod(os.path.dirname(p), 0o700)
+            if not os.path.islink(p):
+                os.chmod(p, 0o700)
+            func(p)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=unlock)
+
+
+# -- one child's sandbox -----------------------------------------------------------
+
+
+class Sandbox:
+    """How one child is started: its command line, environment and working folder,
+    and where the learner's file is staged for it."""
+
+    def __init__(self, policy: "Isolation", *, slot: int = 0, copy: Path | None = None) -> None:
+        self.policy = policy
+        self.tier = policy.tier
+        self.slot = slot
+        self.copy = copy
+        self.folder = HostFolder(f"{self.tier}-child")
+        self.inbox = self.folder.path / "inbox"
+        self.inbox.mkdir(mode=0o755)
+        os.chmod(self.folder.path, 0o755 if self.tier == "uid" else 0o700)
+        if self.tier in SANDBOX_TIERS:
+            self.home, self.tmp = INSIDE_HOME, "/tmp"
+            self.child_script = f"{INSIDE_ROOT}/course/engine/child.py"
+            self.cwd = str(self.folder.path)  # the launcher's own cwd on the host; empty, never on sys.path
+        else:
+            work = copy if copy is not None else self.folder.path / "home"
+            work.mkdir(exist_ok=True)
+            (work / ".tmp").mkdir(exist_ok=True)
+            if self.tier == "uid":
+                self.policy.prepare_copy(work, slot)
+            self.home, self.tmp = str(work), str(work / ".tmp")
+            self.child_script = str(ENGINE_DIR / "child.py")
+            self.cwd = str(work)
+
+    def env(self, extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+        return child_env(home=self.home, tmp=self.tmp, extra=extra, base=base)
+
+    def command(self, argv: list[str]) -> list[str]:
+        """`argv` (the child's own command line, as seen inside) wrapped in the sandbox."""
+        launcher = [sys.executable, "-I", "-S", str(LAUNCHER)]
+        if self.tier == "unshare":
+            import json
+
+            cfg = dict(root=str(self._root()), ro=read_only_binds(self.inbox), masks=masked_paths(),
+                       home=INSIDE_HOME, tmp_mb=TMP_MB, home_mb=HOME_MB, shm_mb=SHM_MB, devices=_devices())
+            return [*launcher, json.dumps(cfg), "--", *argv]
+        if self.tier == "bubblewrap":
+            return [*launcher, '{"mode": "bwrap"}', "--", *self._bwrap(), "--", *argv]
+        if self.tier == "uid":
+            uid = str(self.policy.uid(self.slot))
+            return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *argv]
+        return list(argv)
+
+    def _root(self) -> Path:
+        root = self.folder.path / "root"
+        root.mkdir(exist_ok=True)
+        return root
+
+    def _bwrap(self) -> list[str]:
+        argv = [self.policy.bwrap or "bwrap", "--unshare-user", "--unshare-all", "--disable-userns",
+                "--uid", "1000", "--gid", "1000", "--hostname", "jaxlings", "--cap-drop", "ALL",
+                "--die-with-parent", "--dev", "/dev", "--proc", "/proc",
+                "--perms", "0700", "--size", str(TMP_MB << 20), "--tmpfs", "/tmp",
+                "--perms", "0700", "--size", str(HOME_MB << 20), "--tmpfs", INSIDE_HOME,
+                "--size", str(SHM_MB << 20), "--tmpfs", "/dev/shm"]
+        for source, inside in read_only_binds(self.inbox):
+            if os.path.islink(source):
+                argv += ["--symlink", os.readlink(source), inside]
+            else:
+                argv += ["--ro-bind", source, inside]
+        for masked in masked_paths():
+            argv += ["--perms", "0555", "--tmpfs", masked]
+        for node in _devices():
+            argv += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
+        argv += ["--remount-ro", "/", "--chdir", INSIDE_HOME]
+        return argv
+
+    def stage(self, learner_file: Path) -> str:
+        """Put the learner's file where the child can read it; the path to send it.
+
+        In a sandbox the child sees a read-only copy, never the workspace; in the
+        weaker tiers it reads the file where it is (the grader's copy, or the
+        learner's own file).
+        """
+        if self.tier not in SANDBOX_TIERS:
+            return str(learner_file)
+        name = "".join(c if c.isalnum() or c in "_-." else "_" for c in learner_file.name) or "learner.py"
+        target = self.inbox / name
+        tmp = self.inbox / f".{name}.{secrets.token_hex(4)}"
+        shutil.copyfile(learner_file, tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+        return f"{INSIDE_INBOX}/{name}"
+
+    def close(self) -> None:
+        self.folder.remove()
+
+
+# -- the policy: which tier, and what it promises ----------------------------------
+
+
+@dataclass(frozen=True)
+class Isolation:
+    tier: str
+    hidden: tuple[Path, ...] = ()  # the grader's own list, kept for its report; the allow-list needs none
+    work_root: Path | None = None
+    tried: tuple[str, ...] = ()  # why stronger tiers were passed over
+    bwrap: str | None = None
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.tier in SANDBOX_TIERS
+
+    def uid(self, slot: int) -> int | None:
+        return BASE_UID + slot if self.tier == "uid" else None
+
+    def sandbox(self, *, slot: int = 0, copy: Path | None = None) -> Sandbox:
+        return Sandbox(self, slot=slot, copy=copy)
+
+    def prepare_copy(self, copy: Path, slot: int) -> None:
+        """`uid` tier: make `copy` writable to the slot's uid, and to it alone."""
+        uid = self.uid(slot)
+        if uid is None:
+            return
+        for folder, dirs, files in os.walk(copy):
+            for name in (*dirs, *files):
+                os.lchown(os.path.join(folder, name), uid, uid)
+        os.chown(copy, uid, uid)
+        os.chmod(copy, 0o700)
+
+    def notice(self) -> str:
+        """One line for the learner or the instructor: what is in force, and why not more."""
+        line = f"Isolation: {self.tier} ({SUMMARY[self.tier]})"
+        if not self.sandboxed:
+            why = "; ".join(self.tried) or "not requested"
+            line += f". Stronger isolation unavailable: {why}. `jaxlings doctor` says how to fix it."
+        return line
+
+    def describe(self) -> dict:
+        return {
+            "tier": self.tier,
+            "order": list(TIERS),
+            "guarantees": GUARANTEES[self.tier],
+            "summary": SUMMARY[self.tier],
+            "visible_to_graded_code": _visible_summary() if self.sandboxed else "everything this user can read",
+            "passed_over": list(self.tried),
+        }
+
+
+def _visible_summary() -> list[str]:
+    return ["the Python installation (read-only)", "course/__init__.py and course/engine/ (read-only)",
+            "the exercise file being checked (a read-only copy)", "a private home and /tmp"]
+
+
+def _unavailable(tier: str) -> str | None:
+    if not sys.platform.startswith("linux") and tier != "process":
+        return "needs Linux"
+    if tier == "bubblewrap" and shutil.which("bwrap") is None:
+        return f"bwrap is not installed ({INSTALL_HINT})"
+    if tier == "uid":
+        if os.geteuid() != 0:
+            return "needs root"
+        if shutil.which("setpriv") is None:
+            return "util-linux setpriv is not installed"
+    return None
+
+
+_PROBE = """
+import os, socket, sys
+seen = sorted(os.listdir("/"))
+bad = [p for p in sys.argv[1:] if os.path.exists(p)]
+try:
+    socket.create_connection(("127.0.0.1", 9), timeout=1)
+    net = "open"
+except OSError:
+    net = "off"
+open(os.path.join(os.environ["HOME"], "probe"), "w").write("ok")
+print("OK" if not bad and net == "off" and os.getuid() != 0 else "LEAK", *bad, net)
+"""
+
+
+def probe(iso: Isolation) -> str | None:
+    """Run a tiny child under `iso`: None if it starts and sees what it should, else why not."""
+    box = iso.sandbox()
+    try:
+        secrets_ = [str(PACKAGE_DIR / "checks"), str(PACKAGE_DIR.parent / "solutions"), str(box.folder.path),
+                    str(PACKAGE_DIR / "progress.py")]
+        if iso.sandboxed:
+            argv = box.command([sys.executable, "-I", "-S", "-c", _PROBE, *secrets_])
+        else:  # nothing to verify but that a child starts: these tiers promise no more
+            argv = box.command([sys.executable, "-I", "-S", "-c", "print('OK')"])
+        try:
+            proc = subprocess.run(argv, cwd=box.cwd, env=box.env(), capture_output=True, text=True, timeout=60,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"could not start ({exc})"
+        out = proc.stdout.strip()
+        if proc.returncode != 0 or not out.startswith(("OK", "LEAK")):
+            lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+            err = lines[-1] if lines else f"exit status {proc.returncode}"
+            return f"does not start here ({err[:200]})"
+        if out.startswith("LEAK"):
+            return f"the sandbox leaked: {out[5:]}"
+        return None
+    finally:
+        box.close()
+
+
+def choose(requested: str = "auto", hidden=(), work_root: Path | None = None, *,
+           allow_weak: bool = True, grading: bool = False) -> Isolation:
+    """The strongest working tier (`auto`), or exactly `requested` if it works.
+
+    With `allow_weak=False` (the grader without --i-understand) a tier without
+    namespaces (`uid`, `process`) is never used: `auto` stops after the
+    sandboxes and an explicit weak tier is refused, with what it would not hold.
+    """
+    if requested != "auto" and requested not in TIERS:
+        raise IsolationError(f"unknown isolation {requested!r}; choose auto or one of {', '.join(TIERS)}")
+    weak_hint = ("grade with weaker isolation on purpose: --isolation uid (as root) or --isolation process, "
+                 "with --i-understand")
+    if requested not in ("auto", *SANDBOX_TIERS) and not allow_weak:
+        raise IsolationError(f"--isolation {requested} is not a sandbox ({SUMMARY[requested]}); "
+                             f"add --i-understand to grade with it anyway")
+    hidden = tuple(dict.fromkeys(Path(p).resolve() for p in hidden))
+    work_root = Path(work_root).resolve() if work_root is not None else None
+    if requested == "auto":
+        wanted = [t for t in TIERS if (grading or t != "uid") and (allow_weak or t in SANDBOX_TIERS)]
+    else:
+        wanted = [requested]
+    tried: list[str] = []
+    for tier in wanted:
+        why = _unavailable(tier)
+        if why is None:
+            candidate = Isolation(tier, hidden, work_root, tuple(tried), shutil.which("bwrap"))
+            why = probe(candidate)
+            if why is None:
+                return candidate
+        tried.append(f"{tier}: {why}")
+    if requested == "auto" and not allow_weak:
+        raise IsolationError("no sandbox works here (" + "; ".join(tried) + "). Fix that (see "
+                             "`jaxlings doctor --grading`), or " + weak_hint)
+    raise IsolationError(f"isolation {requested!r} does not work here: {tried[-1]}")
+
+
+@functools.lru_cache(maxsize=1)
+def for_checks() -> Isolation:
+    """The isolation `check`, `watch`, `verify` and the app use: the strongest that works,
+    else a plain process (and the notice says so). JAXLINGS_ISOLATION=process forces the plain one."""
+    requested = os.environ.get("JAXLINGS_ISOLATION", "auto").strip() or "auto"
+    if requested not in ("auto", *SANDBOX_TIERS, "process"):
+        requested = "auto"
+    try:
+        return choose(requested)
+    except IsolationError as exc:
+        return Isolation("process", tried=(str(exc),))
+
+
+def doctor_lines(grading: bool = False) -> list[str]:
+    """What `jaxlings doctor` prints about isolation."""
+    iso = choose("auto", grading=grading) if grading else for_checks()
+    lines = [iso.notice()]
+    if iso.tier != "bubblewrap":
+        lines.append(f"bubblewrap: {_unavailable('bubblewrap') or 'installed but unusable here'}; "
+                     f"to use it, {INSTALL_HINT}.")
+    if not iso.sandboxed:
+        lines.append("User namespaces are off here: enable them (sysctl kernel.unprivileged_userns_clone=1, "
+                     "user.max_user_namespaces > 0), or in a container allow unshare(CLONE_NEWUSER).")
+    return lines

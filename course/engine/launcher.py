@@ -1,0 +1,286 @@
+"""Start one command in a fresh sandbox built from user namespaces (no root needed).
+
+Run by the trusted parent as `python -I -S launcher.py CONFIG_JSON -- ARGV...`;
+it imports nothing but the standard library, so no folder a learner can write
+is ever searched for modules. What it does:
+
+1. `unshare` a user, mount, pid, network, IPC and UTS namespace, mapping only
+   the caller's own uid/gid (to uid 1000 inside): the learner gets no root,
+   not even inside, and nothing on the host it did not already have.
+2. Fork the namespace's init (pid 1). Init builds a new root on an empty tmpfs
+   holding only what the config allows, each piece bound read-only, plus a
+   private writable home and /tmp (tmpfs, size-limited, gone with the
+   namespace), a minimal /dev and a /proc of the new pid namespace; then
+   `pivot_root` into it and detaches the old root, so nothing else of the host
+   remains reachable.
+3. Init forks the payload, which execs the command with no capabilities left
+   (uid 1000 is not root: `execve` drops them) and `no_new_privs`.
+4. When the payload ends, init passes on its wait status and exits; the kernel
+   then kills every process left in the pid namespace, detached or not. If the
+   engine dies, this launcher notices it was re-parented and kills init.
+
+Exit status: the payload's; death by a signal is reproduced as death by the
+same signal, because the engine tells a crash or an out-of-memory kill from an
+exit that way. Set-up failures exit 125 with one `jaxlings-sandbox:` line.
+"""
+
+import ctypes
+import ctypes.util
+import errno
+import json
+import os
+import platform
+import select
+import signal
+import struct
+import sys
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+MNT_DETACH = 2
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}
+INNER_ID = 1000
+SETUP_FAILED = 125
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+class SetupError(Exception):
+    pass
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise SetupError(f"{what}: {os.strerror(err)} (errno {errno.errorcode.get(err, err)})")
+
+
+def _mount(source, target, fstype, flags, data=None) -> None:
+    _check(_libc.mount(_b(source), _b(target), _b(fstype), ctypes.c_ulong(flags), _b(data)),
+           f"mount {source or fstype} on {target}")
+
+
+def _b(text):
+    return None if text is None else os.fsencode(text)
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _locked_flags(path: str) -> int:
+    """The flags a read-only remount must keep: a user namespace may not clear them."""
+    st = os.statvfs(path)
+    flags = 0
+    for bit, name in ((MS_NOSUID, "ST_NOSUID"), (MS_NODEV, "ST_NODEV"), (MS_NOEXEC, "ST_NOEXEC")):
+        if st.f_flag & getattr(os, name, 0):
+            flags |= bit
+    return flags
+
+
+def _mkpath(root: str, inside: str, is_dir: bool) -> str:
+    target = root + inside
+    if is_dir:
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.exists(target):
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+    return target
+
+
+def _bind(root: str, source: str, inside: str, *, writable: bool = False) -> None:
+    if os.path.islink(source):
+        target = root + inside
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.symlink(os.readlink(source), target)
+        return
+    if not os.path.exists(source):
+        return
+    target = _mkpath(root, inside, os.path.isdir(source))
+    _mount(source, target, None, MS_BIND | MS_REC)
+    if not writable:
+        _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _locked_flags(target))
+
+
+def _tmpfs(root: str, inside: str, size_mb: int, mode: str, owner: bool) -> None:
+    target = _mkpath(root, inside, True)
+    data = f"size={size_mb}m,mode={mode}" + (f",uid={INNER_ID},gid={INNER_ID}" if owner else "")
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, data)
+
+
+def build_root(cfg: dict) -> None:
+    """In init, before pivot_root: an empty root holding only what cfg allows."""
+    root = cfg["root"]
+    _mount("jaxlings", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    # The private folders first: a Python installation under /tmp still gets bound inside them.
+    _tmpfs(root, "/tmp", cfg["tmp_mb"], "0700", owner=True)
+    _tmpfs(root, cfg["home"], cfg["home_mb"], "0700", owner=True)
+    for source, inside in cfg["ro"]:
+        _bind(root, source, inside)
+    for inside in cfg.get("masks", ()):
+        if os.path.isdir(root + inside):
+            _mount("tmpfs", root + inside, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0555")
+    # /dev: a few harmless nodes bound from the host, nothing else.
+    _tmpfs(root, "/dev", 1, "0755", owner=False)
+    for node in ("null", "zero", "full", "random", "urandom", *cfg.get("devices", ())):
+        if os.path.exists("/dev/" + node):
+            _bind(root, "/dev/" + node, "/dev/" + node, writable=True)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{root}/dev/{name}")
+    _tmpfs(root, "/dev/shm", cfg["shm_mb"], "1777", owner=False)
+    _mount("proc", _mkpath(root, "/proc", True), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    os.chdir(root)
+    if platform.machine() not in PIVOT_ROOT:
+        raise SetupError(f"pivot_root: unknown system call number on {platform.machine()}")
+    _check(_libc.syscall(ctypes.c_long(PIVOT_ROOT[platform.machine()]), b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
+    os.chdir("/")
+    _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    try:
+        _libc.sethostname(b"jaxlings", 8)
+    except OSError:
+        pass
+
+
+def _unshare() -> None:
+    uid, gid = os.getuid(), os.getgid()
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    _check(_libc.unshare(flags), "unshare")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{INNER_ID} {uid} 1\n")
+    _write("/proc/self/gid_map", f"{INNER_ID} {gid} 1\n")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+
+
+def _init(cfg: dict, argv: list[str], env: dict, status_w: int) -> None:
+    """pid 1 of the new namespace: build the root, start the payload, pass on its end."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    try:
+        build_root(cfg)
+    except (SetupError, OSError) as exc:
+        os.write(2, f"jaxlings-sandbox: {exc}\n".encode())
+        os._exit(SETUP_FAILED)
+    payload = os.fork()
+    if payload == 0:
+        try:
+            _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+            os.chdir(cfg["home"])
+            os.execve(argv[0], argv, env)
+        except OSError as exc:
+            os.write(2, f"jaxlings-sandbox: cannot start {argv[0]}: {exc}\n".encode())
+        os._exit(SETUP_FAILED)
+    _quiet_stdio()
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(SETUP_FAILED)
+        except InterruptedError:
+            continue
+        if pid == payload:
+            os.write(status_w, struct.pack("!i", status))
+            # Exiting ends the namespace: the kernel kills every process left in it.
+            os._exit(0)
+
+
+def _quiet_stdio() -> None:
+    """Let the payload alone hold the protocol pipes: EOF means the payload is gone."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+
+
+def _pass_on(status: int) -> None:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else SETUP_FAILED)
+
+
+def supervise_bwrap(argv: list[str], parent: int) -> None:
+    """Run bubblewrap as our child: its --die-with-parent then follows this process,
+    which is single-threaded, and this process follows the engine."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    child = os.fork()
+    if child == 0:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        try:
+            os.execv(argv[0], argv)
+        except OSError as exc:
+            os.write(2, f"jaxlings-sandbox: cannot start {argv[0]}: {exc}\n".encode())
+        os._exit(SETUP_FAILED)
+    _quiet_stdio()
+    while True:
+        signal.sigtimedwait({signal.SIGCHLD}, 1.0)
+        pid, status = os.waitpid(child, os.WNOHANG)
+        if pid == child:
+            code = os.waitstatus_to_exitcode(status)
+            if 128 < code < 160:  # bubblewrap reports death by signal N as 128 + N
+                status = code - 128
+            _pass_on(status)
+        if os.getppid() != parent:
+            os.kill(child, signal.SIGKILL)
+            os._exit(SETUP_FAILED)
+
+
+def main(args: list[str]) -> None:
+    cfg = json.loads(args[0])
+    argv = args[2:] if len(args) > 1 and args[1] == "--" else args[1:]
+    env = dict(os.environ)
+    parent = os.getppid()
+    if cfg.get("mode") == "bwrap":
+        supervise_bwrap(argv, parent)
+    try:
+        _unshare()
+    except (SetupError, OSError) as exc:
+        os.write(2, f"jaxlings-sandbox: {exc}\n".encode())
+        os._exit(SETUP_FAILED)
+    status_r, status_w = os.pipe()
+    init = os.fork()
+    if init == 0:
+        os.close(status_r)
+        _init(cfg, argv, env, status_w)
+        os._exit(SETUP_FAILED)
+    os.close(status_w)
+    _quiet_stdio()
+    data = b""
+    while True:
+        ready, _, _ = select.select([status_r], [], [], 1.0)
+        if ready:
+            chunk = os.read(status_r, 4)
+            data += chunk
+            if not chunk or len(data) >= 4:
+                break
+        elif os.getppid() != parent:  # the engine died: so does everything in here
+            os.kill(init, signal.SIGKILL)
+            os._exit(SETUP_FAILED)
+    _, init_status = os.waitpid(init, 0)
+    if len(data) == 4:
+        _pass_on(struct.unpack("!i", data)[0])
+    _pass_on(init_status)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

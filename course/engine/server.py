@@ -1,0 +1,367 @@
+"""A check server per workspace, so that a one-off `jaxlings check` answers warm.
+
+A fresh `jaxlings check` pays for Python, pytest, JAX and the reference before
+it checks anything. The server is one long-lived `CheckSession` (the trusted
+parent, as in `watch` and the app) that later `jaxlings check` commands of the
+same workspace hand their checks to, the way `dmypy` serves `mypy`:
+
+- started on demand by the first `check` (`check_exercise`), detached;
+- it ends itself after `IDLE_S` seconds without a request, and when a newer
+  course, interpreter or environment asks (a fingerprint is compared on every
+  request);
+- it is the user's own: its socket lies in a 0700 folder under the workspace's
+  `.jaxlings/` (hidden from the sandboxed learner process), it answers only
+  peers of the same user id, and only requests that carry the token from the
+  0600 file next to the socket;
+- if it cannot be reached or started, the check runs in this process, as
+  before, and one line on stderr says so.
+
+The client decides the seed and records progress itself; the server returns
+the `ExerciseResult` as JSON.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__":
+    # Run as a script with -I: import `course` from this file's checkout, never from the current folder.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+import fcntl
+import hashlib
+import hmac
+import json
+import secrets
+import select
+import socket
+import struct
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+IDLE_S = float(os.environ.get("JAXLINGS_SERVER_IDLE", "600"))
+START_TIMEOUT = 180.0  # Python and JAX on a busy machine
+BUSY_TIMEOUT = 900.0  # longer than any one check
+ENV_SWITCH = "JAXLINGS_SERVER"  # "0" turns the server off
+HEADER = struct.Struct("!Q")
+MAX_FRAME = 64 * 1024 * 1024
+# Environment that changes what a check does or sees; other variables (terminal, shell) do not matter.
+_ENV_PREFIXES = ("JAXLINGS_", "JAX_", "XLA_", "TF_", "CUDA_", "PYTHON", "LD_", "OMP_", "MKL_")
+_ENV_NAMES = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "XDG_CACHE_HOME")
+_ENV_IGNORED = ("JAXLINGS_SEED", ENV_SWITCH, "JAXLINGS_SERVER_IDLE")
+
+
+class Unavailable(Exception):
+    """The server cannot be used; the message says why, in a few words."""
+
+
+# -- where and who ---------------------------------------------------------------
+
+
+def server_dir(state: Path | None = None) -> Path:
+    from course import paths
+
+    return (Path(state) if state is not None else paths.state_dir()).resolve() / "server"
+
+
+def _socket_path(folder: Path) -> Path:
+    return folder / "check.sock"
+
+
+def fingerprint() -> str:
+    """What the server must share with its client: interpreter, course code and environment."""
+    from course import paths
+
+    h = hashlib.sha256()
+    h.update(sys.executable.encode() + b"\0" + str(paths.PACKAGE_DIR).encode("utf-8", "surrogateescape") + b"\0")
+    newest = 0
+    for dirpath, dirnames, filenames in os.walk(paths.PACKAGE_DIR):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in filenames:
+            if name.endswith(".py"):
+                try:
+                    newest = max(newest, os.stat(os.path.join(dirpath, name)).st_mtime_ns)
+                except OSError:
+                    pass
+    h.update(str(newest).encode() + b"\0")
+    for key in sorted(os.environ):
+        if key in _ENV_IGNORED or not (key.startswith(_ENV_PREFIXES) or key in _ENV_NAMES):
+            continue
+        h.update(f"{key}={os.environ[key]}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _private_dir(folder: Path) -> None:
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = folder.stat()
+    if st.st_uid != os.getuid():
+        raise Unavailable(f"{folder} belongs to another user")
+    if st.st_mode & 0o077:
+        os.chmod(folder, 0o700)
+
+
+# -- frames ------------------------------------------------------------------------
+
+
+def _send(sock: socket.socket, obj: Any) -> None:
+    data = json.dumps(obj, separators=(",", ":")).encode()
+    sock.sendall(HEADER.pack(len(data)) + data)
+
+
+def _recv(sock: socket.socket, deadline: float | None = None) -> Any:
+    head = _recv_exact(sock, HEADER.size, deadline)
+    (n,) = HEADER.unpack(head)
+    if n > MAX_FRAME:
+        raise ValueError("frame too large")
+    return json.loads(_recv_exact(sock, n, deadline))
+
+
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        if deadline is None:
+            sock.settimeout(None)  # a check has its own time limits
+        else:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no answer in time")
+            sock.settimeout(left)
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+# -- the server --------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, state: Path, idle: float = IDLE_S) -> None:
+        self.folder = server_dir(state)
+        self.state = Path(state)
+        self.idle = idle
+        self.fingerprint = fingerprint()
+        self.token = secrets.token_hex(32)
+        self._stop = False
+
+    def serve(self) -> int:
+        _private_dir(self.folder)
+        lock = os.open(self.folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return 0  # another server owns this workspace
+        path = _socket_path(self.folder)
+        path.unlink(missing_ok=True)
+        token_file = self.folder / "token"
+        tmp = self.folder / f"token.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(self.token)
+        os.replace(tmp, token_file)
+
+        from course.engine.runner import CheckSession, workspace_compile_cache
+
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(str(path))
+            os.chmod(path, 0o600)
+            sock.listen(8)
+            with CheckSession(compile_cache=workspace_compile_cache(self.state)) as session:
+                self._loop(sock, session)
+        finally:
+            sock.close()
+            path.unlink(missing_ok=True)
+            token_file.unlink(missing_ok=True)
+            os.close(lock)
+        return 0
+
+    def _loop(self, sock: socket.socket, session: Any) -> None:
+        last = time.monotonic()
+        while not self._stop:
+            left = self.idle - (time.monotonic() - last)
+            if left <= 0:
+                return
+            ready, _, _ = select.select([sock], [], [], left)
+            if not ready:
+                continue
+            conn, _ = sock.accept()
+            with conn:
+                try:
+                    self._handle(conn, session)
+                except (OSError, ValueError, ConnectionError, TimeoutError):
+                    pass  # a client that went away or spoke nonsense: nothing to answer
+            last = time.monotonic()
+
+    def _handle(self, conn: socket.socket, session: Any) -> None:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+        if uid != os.getuid():
+            return
+        msg = _recv(conn, time.monotonic() + 10)
+        if not isinstance(msg, dict) or not hmac.compare_digest(str(msg.get("token", "")), self.token):
+            return
+        op = msg.get("op")
+        if op == "ping":
+            _send(conn, {"ok": True, "fingerprint": self.fingerprint, "pid": os.getpid()})
+        elif op == "stop":
+            self._stop = True
+            _send(conn, {"ok": True})
+        elif op == "check":
+            _send(conn, self._check(session, msg))
+        else:
+            _send(conn, {"ok": False, "message": f"unknown operation {op!r}"})
+
+    def _check(self, session: Any, msg: dict) -> dict:
+        from course.catalog import ManifestError, load_catalog
+
+        if msg.get("fingerprint") != self.fingerprint:
+            self._stop = True  # the client runs a newer course or another environment
+            return {"ok": False, "stale": True, "message": "the server is out of date"}
+        try:
+            exercise = load_catalog().exercise(str(msg["exercise"]))
+            learner = msg.get("learner_file")
+            result = session.run(exercise, seed=int(msg["seed"]),
+                                 learner_file=str(learner) if learner is not None else None)
+        except (ManifestError, KeyError, ValueError) as e:
+            return {"ok": False, "message": f"{type(e).__name__}: {e}"}
+        except Exception as e:  # noqa: BLE001 - the client falls back to a check of its own
+            return {"ok": False, "message": f"the server failed: {type(e).__name__}: {e}"}
+        return {"ok": True, "result": result.to_dict()}
+
+
+# -- the client ----------------------------------------------------------------------
+
+
+def _token(folder: Path) -> str:
+    try:
+        return (folder / "token").read_text()
+    except OSError:
+        raise Unavailable("no server is running") from None
+
+
+def _call(folder: Path, msg: dict, timeout: float | None) -> Any:
+    path = _socket_path(folder)
+    if len(os.fsencode(path)) >= 104:
+        raise Unavailable("the workspace path is too long for a socket")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(5)
+        try:
+            sock.connect(str(path))
+        except OSError:
+            raise Unavailable("no server is running") from None
+        _send(sock, {**msg, "token": _token(folder)})
+        return _recv(sock, None if timeout is None else time.monotonic() + timeout)
+    finally:
+        sock.close()
+
+
+def _start(folder: Path, state: Path) -> subprocess.Popen:
+    _private_dir(folder)
+    log = os.open(folder / "server.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-I", str(Path(__file__).resolve()), "--state", str(state)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(folder),
+            env=dict(os.environ), start_new_session=True, close_fds=True,
+        )
+    finally:
+        os.close(log)
+
+
+def _ready(folder: Path, state: Path, fp: str) -> None:
+    """A running server with this fingerprint, started if need be; Unavailable if none can be had."""
+    try:
+        # A server busy with another check answers once that check is done.
+        reply = _call(folder, {"op": "ping"}, BUSY_TIMEOUT)
+        if reply.get("fingerprint") == fp:
+            return
+        _call(folder, {"op": "stop"}, BUSY_TIMEOUT)  # out of date: it ends after answering
+    except (Unavailable, OSError, ValueError, ConnectionError, TimeoutError):
+        pass
+    proc = _start(folder, state)
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            reply = _call(folder, {"op": "ping"}, 10)
+        except (Unavailable, OSError, ValueError, ConnectionError, TimeoutError):
+            reply = None
+        if reply is not None and reply.get("fingerprint") == fp:
+            return
+        if proc.poll() is not None and reply is None:
+            # It ended: another server may have held the lock while it stopped; one more try.
+            if proc.returncode != 0:
+                raise Unavailable(f"the server did not start (see {folder / 'server.log'})")
+            proc = _start(folder, state)
+        _wait_for_socket(folder, 0.1)
+    raise Unavailable("the server did not start in time")
+
+
+def _wait_for_socket(folder: Path, seconds: float) -> None:
+    # Polling a socket that does not exist yet: nothing to wait on but time.
+    time.sleep(seconds)
+
+
+def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
+    """Check `exercise` (the learner's file in the workspace) through the workspace's server.
+
+    Falls back to a check in this process, saying so on stderr, when the
+    server is turned off (JAXLINGS_SERVER=0), cannot be started or fails.
+    """
+    from course import paths
+    from course.engine.runner import draw_seed, run_exercise
+
+    seed = draw_seed(seed)
+    if os.environ.get(ENV_SWITCH, "1").strip() == "0" or not hasattr(socket, "AF_UNIX"):
+        return run_exercise(exercise, seed=seed)
+    state = paths.state_dir()
+    folder = server_dir(state)
+    try:
+        fp = fingerprint()
+        for _ in range(2):
+            _ready(folder, state, fp)
+            reply = _call(folder, {"op": "check", "exercise": exercise.name, "seed": seed, "fingerprint": fp,
+                                   "learner_file": str(exercise.exercise_path())}, None)
+            if reply.get("ok"):
+                return result_from_dict(reply["result"])
+            if not reply.get("stale"):
+                raise Unavailable(str(reply.get("message", "the server failed")))
+        raise Unavailable("the server stays out of date")
+    except (Unavailable, OSError, ValueError, ConnectionError, TimeoutError, KeyError, TypeError) as e:
+        print(f"jaxlings: the check server is unavailable ({e}); checking in this process.", file=sys.stderr)
+        return run_exercise(exercise, seed=seed)
+
+
+def result_from_dict(data: dict) -> Any:
+    from course.engine.runner import CheckOutcome, ExerciseResult
+
+    checks = [CheckOutcome(**c) for c in data["checks"]]
+    return ExerciseResult(**{**data, "checks": checks})
+
+
+def stop(state: Path | None = None) -> bool:
+    """Ask the workspace's server to end; False if none was running."""
+    try:
+        _call(server_dir(state), {"op": "stop"}, 10)
+        return True
+    except (Unavailable, OSError, ValueError, ConnectionError, TimeoutError):
+        return False
+
+
+def main(argv: list[str]) -> int:
+    state = Path(argv[argv.index("--state") + 1]) if "--state" in argv else None
+    if state is None:
+        from course import paths
+
+        state = paths.state_dir()
+    return Server(state).serve()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,177 @@
+"""`jaxlings grade --bundle github-classroom`: grading in each learner's repository on GitHub Actions.
+
+Writes, under --out:
+
+- `.github/workflows/classroom.yml`, for the assignment's template repository.
+  On every push it fetches the grading kit from a private repository, grades
+  the repository with `jaxlings grade --gradescope` (one submission: the
+  repository itself), then reports each exercise through one
+  `autograding-command-grader` step (its points when the exercise passed,
+  else 0) and GitHub Classroom's grading reporter.
+- `grading-kit/`: what the private repository must hold (the package, the
+  course with its solutions and hidden checks, the pins, the instructor's
+  checks and points). The learner's repository never contains it: it is
+  checked out at run time, outside the workspace, with a read-only token.
+
+Each command-grader step runs `python -m course.grader.classroom verdict NAME`,
+which exits 0 exactly when NAME passed in the graded results, and prints the
+learner's feedback for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from course.grader.bundle import BundleError, kit_files
+
+KIT_DIR = "jaxlings-kit"  # under $RUNNER_TEMP: outside the workspace, so never copied for graded code
+RESULTS = "jaxlings-results.json"
+COMMAND_GRADER = "classroom-resources/autograding-command-grader@v1"
+REPORTER = "classroom-resources/autograding-grading-reporter@v1"
+TORCH_CPU = "https://download.pytorch.org/whl/cpu"
+
+
+def _q(value: str) -> str:
+    """A YAML scalar: JSON strings are valid YAML, quoted and escaped."""
+    return json.dumps(value)
+
+
+def workflow(exercises: list[tuple[str, float]], grade_options: list[str], kit_repo: str | None) -> str:
+    repo = kit_repo or "${{ vars.JAXLINGS_KIT_REPO }}"
+    grade = ("JAXLINGS_COURSE_ROOT=\"$RUNNER_TEMP/" + KIT_DIR + "\" python -I -m course grade --gradescope "
+             "--submission . --results \"$RUNNER_TEMP/" + RESULTS + "\" --out \"$RUNNER_TEMP/jaxlings-out\" "
+             + " ".join(_shell(o) for o in grade_options) + " || true")
+    lines = [
+        "# Written by `jaxlings grade --bundle github-classroom`. Grades this repository on every push.",
+        "name: Autograding Tests",
+        "on: [push, workflow_dispatch, repository_dispatch]",
+        "permissions:",
+        "  checks: write",
+        "  actions: read",
+        "  contents: read",
+        "jobs:",
+        "  run-autograding-tests:",
+        "    runs-on: ubuntu-latest",
+        "    if: github.actor != 'github-classroom[bot]'",
+        "    timeout-minutes: 60",
+        "    steps:",
+        "      - name: Check out the submission",
+        "        uses: actions/checkout@v4",
+        "      - name: Fetch the grading kit (a private repository)",
+        "        uses: actions/checkout@v4",
+        "        with:",
+        f"          repository: {_q(repo)}",
+        "          token: ${{ secrets.JAXLINGS_KIT_TOKEN }}",
+        f"          path: {KIT_DIR}",
+        "      - name: Move the kit out of the workspace",
+        f"        run: mv {KIT_DIR} \"$RUNNER_TEMP/{KIT_DIR}\"",
+        "      - uses: actions/setup-python@v5",
+        "        with:",
+        "          python-version: \"3.11\"",
+        "      - name: Install the grader",
+        "        run: |",
+        "          sudo apt-get install -y -q bubblewrap || true",
+        f"          python -m pip install -q --index-url {TORCH_CPU} torch==2.13.0",
+        f"          python -m pip install -q -c \"$RUNNER_TEMP/{KIT_DIR}/constraints.txt\" \"$RUNNER_TEMP/{KIT_DIR}\"",
+        "      - name: Grade every exercise",
+        f"        run: {_q(grade)}",
+    ]
+    for name, points in exercises:
+        lines += [
+            f"      - name: {_q(name)}",
+            f"        id: {name}",
+            f"        uses: {COMMAND_GRADER}",
+            "        with:",
+            f"          test-name: {_q(name)}",
+            f"          command: {_q(f'python -I -m course.grader.classroom verdict {name}')}",
+            "          timeout: 1",
+            f"          max-score: {_points(points)}",
+        ]
+    lines += [
+        "      - name: Autograding Reporter",
+        f"        uses: {REPORTER}",
+        "        env:",
+        *[f"          {name.upper()}_RESULTS: \"${{{{steps.{name}.outputs.result}}}}\"" for name, _ in exercises],
+        "        with:",
+        f"          runners: {','.join(name for name, _ in exercises)}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _points(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _shell(word: str) -> str:
+    """A shell word; kit paths keep $RUNNER_TEMP expandable (they hold nothing else to expand)."""
+    import shlex
+
+    return f'"{word}"' if word.startswith("$RUNNER_TEMP/") else shlex.quote(word)
+
+
+def write_classroom(out_dir: Path, *, exercises: list[str] | None, checks_dirs: list[Path],
+                    points_file: Path | None, kit_repo: str | None) -> tuple[Path, Path]:
+    from course.catalog import load_catalog
+    from course.grader.scoring import PointsError, load_scheme
+
+    catalog = load_catalog()
+    chosen = [e for e in catalog.exercises if not exercises or e.name in exercises]
+    unknown = sorted(set(exercises or []) - {e.name for e in chosen})
+    if unknown:
+        raise BundleError(f"unknown exercise(s): {', '.join(unknown)}")
+    try:
+        scheme = load_scheme(points_file, partial=False, known={e.name for e in catalog.exercises})
+    except PointsError as exc:
+        raise BundleError(str(exc)) from None
+    if scheme.partial:
+        raise BundleError("GitHub Classroom's command grader gives all of a step's points or none: "
+                          "partial credit ([checks] weights) cannot be reported; drop them for this bundle")
+    files, options = kit_files(exercises=[e.name for e in chosen], checks_dirs=checks_dirs,
+                               points_file=points_file, partial=False, root_prefix=f"$RUNNER_TEMP/{KIT_DIR}")
+    kit = out_dir / "grading-kit"
+    if kit.exists():
+        shutil.rmtree(kit)
+    for path, arc in files:
+        (kit / arc).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, kit / arc)
+    points = [(e.name, scheme.points_for(e.name, e.points or 1)) for e in chosen]
+    text = workflow(points, options, kit_repo)
+    target = out_dir / ".github" / "workflows" / "classroom.yml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target, kit
+
+
+def verdict(name: str, results: Path) -> int:
+    """Exit 0 when exercise `name` passed in results.json; print its feedback either way."""
+    from course.grader import safe
+
+    try:
+        doc = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"{name}: not graded (no readable results: {exc})")
+        return 1
+    test = next((t for t in doc.get("tests", []) if t.get("name") == name), None)
+    if test is None:
+        print(f"{name}: not graded")
+        return 1
+    print(safe.text(f"{name}: {test.get('status')} ({test.get('score')}/{test.get('max_score')})"))
+    if test.get("output"):
+        print(safe.text(test["output"]))
+    return 0 if test.get("status") == "passed" else 1
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) in (2, 3) and argv[0] == "verdict":
+        default = Path(os.environ.get("RUNNER_TEMP", ".")) / RESULTS
+        return verdict(argv[1], Path(argv[2]) if len(argv) == 3 else default)
+    print("usage: python -m course.grader.classroom verdict EXERCISE [RESULTS_JSON]", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,100 @@
+"""How the lab computes and writes its figures, in one place for every front end.
+
+A speed-up is the ratio of steady-state time per epoch: how many times faster
+one variant trains an epoch than another once both are past their first
+(compiling or warm-up) step. Steady state is what a long run converges to and
+the only figure measured the same way for a variant run in full and one whose
+full run is extrapolated; whole-run times (which add init and compile) are
+shown beside it, never turned into a second ratio.
+
+No heavy imports here: the app formats reports with it without loading JAX.
+"""
+
+from __future__ import annotations
+
+import math
+
+SPEEDUP_BASIS = "ratio of steady-state ms per epoch (after the first, compiling step)"
+# The one mark for a figure that was not measured but extrapolated.
+EXTRAPOLATED = "*"
+MISSING = "-"
+
+
+def speedup(base_ms_per_epoch: float | None, ms_per_epoch: float | None) -> float | None:
+    """How many times faster than the baseline; None when either side has no steady-state time."""
+    if not base_ms_per_epoch or not ms_per_epoch:
+        return None
+    return base_ms_per_epoch / ms_per_epoch
+
+
+def fmt_speedup(value: float | None) -> str:
+    """1,234×, 32.2×, 0.81×, 0.023×: two significant digits below 1, so a slow variant never reads 0.0×."""
+    if value is None or not math.isfinite(value) or value <= 0:
+        return MISSING
+    if value >= 100:
+        return f"{value:,.0f}×"
+    if value >= 1:
+        return f"{value:.1f}×"
+    decimals = 1 - math.floor(math.log10(value))
+    return f"{value:.{decimals}f}×"
+
+
+def fmt_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return MISSING
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s"
+
+
+def fmt_ms(ms: float | None) -> str:
+    if ms is None:
+        return MISSING
+    return f"{ms:,.0f}" if ms >= 100 else f"{ms:.2f}" if ms < 10 else f"{ms:.1f}"
+
+
+def extrapolation_legend(ran: int, epochs: int) -> str:
+    return f"{EXTRAPOLATED} extrapolated from {ran} epochs to {epochs}"
+
+
+def legend_lines(extrapolated: list[tuple[str, int]], epochs: int, *, app: bool = False) -> list[str]:
+    """What the results columns mean, the same words in the CLI and the app.
+
+    `extrapolated` lists (variant, epochs it ran) for each extrapolated result.
+    """
+    full = "Full run s" if not app else "Full run"
+    compile_ = "Compile s" if not app else "Compile"
+    lines = [
+        f"×NNX eager, ×PyTorch: times faster than that baseline, the {SPEEDUP_BASIS}.",
+        f"{compile_}: trace + compile of the first step (empty for eager variants, which compile nothing). "
+        f"ms/epoch: steady state, after the first step. {full}: init + first step + every epoch.",
+    ]
+    for variant, ran in extrapolated:
+        lines.append(f"{extrapolation_legend(ran, epochs)} ({variant}: its full run from the measured "
+                     f"ms/epoch; its loss and accuracy are after {ran} epochs).")
+    return lines
+
+
+# One plot character per variant, in the CLI's plot and the app's: the curves
+# stay apart without colour (NO_COLOR, a dumb terminal, colour blindness).
+PLOT_MARKERS = {
+    "torch_eager": "o", "nnx_eager": "x", "nnx_jit": "+",
+    "nnx_split_merge": "%", "linen_jit": "#", "jax_scan": "@",
+}
+SPARE_MARKERS = "&$=~"
+
+
+def plot_marker(variant: str, index: int = 0) -> str:
+    return PLOT_MARKERS.get(variant, SPARE_MARKERS[index % len(SPARE_MARKERS)])
+
+
+def plot_legend(variants: list[str], width: int = 80) -> str:
+    """`o torch_eager   + nnx_jit`, wrapped to `width`: the key printed beside the plot, never over the curves."""
+    lines: list[str] = []
+    for i, v in enumerate(variants):
+        item = f"{plot_marker(v, i)} {v}"
+        if lines and len(lines[-1]) + 3 + len(item) <= width:
+            lines[-1] += "   " + item
+        else:
+            lines.append(item)
+    return "\n".join(lines)

@@ -1,0 +1,47 @@
+"""Go to a line of the exercise file."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+
+class GotoLineScreen(ModalScreen[int | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="goto.cancel")]
+
+    def __init__(self, lines: int, suggested: int | None = None) -> None:
+        super().__init__()
+        self.lines = lines
+        self.suggested = suggested
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="goto-box"):
+            yield Static(f"Go to line (1–{self.lines}), Enter to jump, Esc to cancel", id="goto-title")
+            yield Input(
+                value=str(self.suggested) if self.suggested else "",
+                placeholder="line number",
+                type="integer",
+                id="goto-line",
+            )
+            yield Static("", id="goto-error")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        try:
+            line = int(event.value)
+        except ValueError:
+            line = 0
+        if not 1 <= line <= self.lines:
+            self.query_one("#goto-error", Static).update(f"The file has lines 1 to {self.lines}.")
+            return
+        self.dismiss(line)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,147 @@
+"""What a check keeps between runs to answer faster, and who may write it."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from course.catalog import load_catalog
+from course.engine import runner
+from course.engine.runner import CheckSession, workspace_compile_cache
+
+FIXTURE = Path(__file__).parent / "fixtures" / "course"
+
+CORRECT = "import jax.numpy as jnp\n\ndef scale(x, alpha):\n    return jnp.asarray(x) * alpha + 1\n"
+
+
+@pytest.fixture
+def course(tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(FIXTURE, root)
+    learner = tmp_path / "learner.py"
+    learner.write_text(CORRECT)
+    return root, learner
+
+
+def _with_check(root: Path, source: str) -> Path:
+    folder = root / "own_checks"
+    folder.mkdir(exist_ok=True)
+    (folder / "test_fx_scale.py").write_text(textwrap.dedent(source))
+    return folder
+
+
+def test_learner_children_cache_programs_in_a_folder_of_their_own(course, tmp_path):
+    root, learner = course
+    state = tmp_path / "ws" / ".jaxlings"
+    cache = workspace_compile_cache(state)
+    checks = _with_check(root, """
+        from course.engine.checking import fail
+
+        def _cache_dir(module):
+            import os
+            import jax
+            import jax.numpy as jnp
+
+            jax.jit(lambda v: v * 3 + 1)(jnp.arange(5.0)).block_until_ready()
+            return os.environ.get("JAX_COMPILATION_CACHE_DIR", "")
+
+        def test_report(learner):
+            fail("CACHE=" + learner.probe(_cache_dir))
+    """)
+    exercise = load_catalog(root).exercise("fx_scale")
+    with CheckSession(warm=False, compile_cache=cache) as session:
+        result = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
+        assert session.compile_cache.trusted is None  # no sandbox here: the child could write it
+    reported = result.message.split("CACHE=", 1)[1].splitlines()[0]
+    assert reported == str(cache.learner)
+    assert str(state) not in reported and str(tmp_path / "ws") not in reported
+    assert stat.S_IMODE(cache.learner.stat().st_mode) == 0o700
+    assert any(p.name.endswith("-cache") for p in cache.learner.iterdir())  # the probe's program was kept
+    assert not (state / "xla-cache").exists()
+    shutil.rmtree(cache.learner)
+
+
+def test_the_trusted_cache_only_where_children_cannot_write_it(course, tmp_path, monkeypatch):
+    root, learner = course
+    used = []
+    monkeypatch.setattr(runner, "_use_trusted_cache", used.append)  # this process's JAX stays as it is
+    cache = workspace_compile_cache(tmp_path / "ws" / ".jaxlings")
+
+    class Sandboxed(CheckSession):
+        isolation = SimpleNamespace(sandboxed=True)
+
+    with Sandboxed(warm=False, compile_cache=cache) as session:
+        assert session.compile_cache.trusted == cache.trusted and session.compile_cache.learner is None
+    assert used == [cache.trusted]
+    assert stat.S_IMODE(cache.trusted.stat().st_mode) == 0o700
+    with CheckSession(warm=False, compile_cache=cache) as session:
+        assert session.compile_cache.trusted is None
+    assert used == [cache.trusted]
+    if cache.learner.exists():
+        shutil.rmtree(cache.learner)
+
+
+def test_reference_results_are_reused_for_identical_inputs_and_never_shared(course):
+    root, learner = course
+    checks = _with_check(root, """
+        import numpy as np
+
+        from course.engine.checking import assert_close
+
+        def test_same_question_twice(learner, reference, rng):
+            x = rng.normal(size=(3, 2)).astype(np.float32)
+            first = reference.call("scale", x, 2.0)
+            first[...] = 0  # a check may change what it got
+            again = reference.call("scale", x.copy(), 2.0)
+            assert_close(again, x * 2 + 1, what="the reference's answer the second time")
+            other = reference.call("scale", x, 3.0)
+            assert_close(other, x * 3 + 1, what="the reference's answer to another question")
+    """)
+    exercise = load_catalog(root).exercise("fx_scale")
+    with CheckSession(warm=False) as session:
+        result = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
+        assert result.passed, result.message
+        assert session._reference_results.hits == 1
+
+
+def test_the_next_warm_child_imports_the_heavy_libraries_the_learner_uses(course):
+    root, learner = course
+    learner.write_text("import sys\nEARLY = 'torch' in sys.modules\nimport torch\n" + CORRECT)
+    checks = _with_check(root, """
+        from course.engine.checking import fail
+
+        def _early(module):
+            return module.EARLY
+
+        def test_report(learner):
+            fail(f"EARLY={learner.probe(_early)}")
+    """)
+    exercise = load_catalog(root).exercise("fx_scale")
+    with CheckSession() as session:
+        first = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
+        session.wait_warm()
+        second = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
+    assert "EARLY=False" in first.message, first.message
+    assert "EARLY=True" in second.message, second.message
+
+
+def test_a_check_with_its_own_environment_gets_warm_children_the_next_time(tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(FIXTURE, root)
+    exercise = load_catalog(root).exercise("fx_devices")
+    learner = exercise.solution_path()
+    with CheckSession() as session:
+        first = session.run(exercise, learner_file=learner)
+        assert first.passed, first.message
+        ready = {key: pool for key, pool in session._pools.items() if key[0]}
+        # One pool for the learner's children and one for the reference's, both with this environment.
+        assert sorted(trusted for _, trusted in ready) == [False, True]
+        assert all(dict(env) == {"XLA_FLAGS": "--xla_force_host_platform_device_count=3"} for env, _ in ready)
+        assert all(pool.wait_ready(120) for pool in ready.values())
+        second = session.run(exercise, learner_file=learner)
+        assert second.passed, second.message

@@ -1,0 +1,471 @@
+"""Hostile learner files against the sandbox of `jaxlings check` (CheckSession).
+
+Each attack would help a cheat where the learner's process sees what the
+learner's user can see; in the sandbox each must fail with its own clear cause
+and leave nothing running or written behind. Every sandbox tier this machine
+has runs (bubblewrap, user namespaces); a tier it lacks is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from course.catalog import load_catalog
+from course.engine import isolation
+from course.engine.isolation import IsolationError, choose
+from course.engine.runner import CheckSession
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = Path(__file__).parent / "fixtures" / "course"
+
+
+def _tier(name: str):
+    try:
+        return choose(name)
+    except IsolationError as exc:
+        pytest.skip(f"{name} is not available here: {exc}")
+
+
+@pytest.fixture(scope="module", params=["bubblewrap", "unshare"])
+def tier(request):
+    return _tier(request.param)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
+    state = root / ".jaxlings"
+    state.mkdir()
+    (state / "progress.json").write_text('{"version": 1, "exercises": {}}\n')
+    return root
+
+
+@pytest.fixture(scope="module")
+def session(tier):
+    with CheckSession(memory_mb=2048, isolation=tier) as s:
+        yield s
+
+
+@pytest.fixture
+def check(course, session, monkeypatch):
+    """check(source) -> ExerciseResult for the fixture exercise `fx_scale`."""
+    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
+    ex = load_catalog(course).exercise("fx_scale")
+
+    def run(*parts: str):
+        path = course / "exercises" / "01_basics" / f"attempt_{secrets.token_hex(4)}.py"
+        path.write_text("\n".join(textwrap.dedent(p) for p in parts))
+        try:
+            return session.run(ex, learner_file=path)
+        finally:
+            path.unlink()
+
+    return run
+
+
+def _blocked(result, *needles: str) -> None:
+    """Failed because the attack itself failed, with the reason in the message."""
+    assert not result.passed, result.message
+    assert result.cause == "exception", f"{result.cause}: {result.message}"
+    assert any(n in result.message for n in needles), result.message
+
+
+# With the reference's module in hand a cheat returns the reference's answer.
+CHEAT = """
+def _cheat(path, x, alpha):
+    namespace = {}
+    exec(open(path).read(), namespace)
+    return namespace["scale"](x, alpha)
+"""
+
+
+def test_reading_solutions_by_path_from_course_paths_fails(check):
+    result = check(CHEAT, """
+        def scale(x, alpha):
+            from course import paths
+            return _cheat(paths.solutions_dir() / "01_basics" / "scale.py", x, alpha)
+    """)
+    _blocked(result, "cannot import name 'paths' from 'course' (/jaxlings/course/__init__.py)")
+
+
+def test_reading_solutions_by_absolute_path_fails(check, course):
+    result = check(CHEAT, f"""
+        def scale(x, alpha):
+            return _cheat({str(course / "solutions/01_basics/scale.py")!r}, x, alpha)
+    """)
+    _blocked(result, "FileNotFoundError")
+
+
+def test_reading_solutions_through_proc_fails(check, course):
+    target = str(course / "solutions/01_basics/scale.py")
+    result = check(CHEAT, f"""
+        import os
+        def scale(x, alpha):
+            tried = []
+            for pid in ("self", "1", str(os.getppid())):
+                for via in ("root", "cwd"):
+                    tail = {target!r} if via == "root" else "/../solutions/01_basics/scale.py"
+                    path = f"/proc/{{pid}}/{{via}}" + tail
+                    tried.append(path)
+                    if os.path.isfile(path):
+                        return _cheat(path, x, alpha)
+            raise FileNotFoundError("no way to the solutions through /proc: " + ", ".join(tried))
+    """)
+    _blocked(result, "no way to the solutions through /proc")
+
+
+def test_walking_up_from_file_and_executable_finds_nothing(check):
+    result = check(CHEAT, """
+        import sys
+        from pathlib import Path
+        def scale(x, alpha):
+            starts = [Path(__file__).resolve(), Path(sys.executable), Path(sys.executable).resolve()]
+            for start in starts:
+                for parent in start.parents:
+                    candidate = parent / "solutions" / "01_basics" / "scale.py"
+                    if candidate.is_file():
+                        return _cheat(candidate, x, alpha)
+            raise FileNotFoundError("no solutions above " + ", ".join(map(str, starts)))
+    """)
+    _blocked(result, "no solutions above")
+
+
+def test_reading_hidden_checks_and_test_alternatives_fails(check, course):
+    result = check(f"""
+        def scale(x, alpha):
+            found = []
+            for path in ({str(course / "checks/test_fx_scale.py")!r}, {str(ROOT / "tests/alternatives")!r},
+                         {str(ROOT / "course/checks")!r}):
+                try:
+                    found.append(open(path).read() if path.endswith(".py") else __import__("os").listdir(path))
+                except OSError as exc:
+                    raise FileNotFoundError(f"hidden: {{path}}") from exc
+            return x * alpha + 1
+    """)
+    _blocked(result, "hidden: ")
+
+
+def test_writing_into_the_checks_folder_fails_and_changes_nothing(check, course):
+    target = course / "checks" / "test_fx_scale.py"
+    before = target.read_text()
+    result = check(f"""
+        def scale(x, alpha):
+            with open({str(target)!r}, "w") as f:
+                f.write("def test_nothing():\\n    pass\\n")
+            return x
+    """)
+    _blocked(result, "FileNotFoundError", "Read-only file system", "PermissionError")
+    assert target.read_text() == before
+    assert not (course / "checks" / "conftest.py").exists()
+
+
+def test_forging_progress_fails_and_only_the_parent_writes_it(check, course):
+    progress = course / ".jaxlings" / "progress.json"
+    before = progress.read_text()
+    forged = json.dumps({"version": 1, "exercises": {"fx_scale": {"passed": True}}})
+    result = check(f"""
+        def scale(x, alpha):
+            try:
+                from course.progress import Progress
+            except ImportError as exc:
+                import_error = exc
+            with open({str(progress)!r}, "w") as f:
+                f.write({forged!r})
+            return x * alpha + 1
+    """)
+    _blocked(result, "FileNotFoundError", "Read-only file system")
+    assert progress.read_text() == before
+    result = check("""
+        def scale(x, alpha):
+            import course.progress
+            return x * alpha + 1
+    """)
+    _blocked(result, "No module named 'course.progress'")
+
+
+def _running(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if marker in (proc.info["cmdline"] or []):
+            found.append(proc)
+    return found
+
+
+def _gone(marker: str, within: float = 30.0) -> bool:
+    """Processes end asynchronously after a SIGKILL: wait for them, with a deadline."""
+    deadline = time.monotonic() + within
+    while _running(marker):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+GRANDCHILD = """
+import os, sys
+def scale(x, alpha):
+    r, w = os.pipe()
+    os.set_inheritable(w, True)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            code = "import os, time\\nos.write(int(os.sys.argv[1]), b'x')\\ntime.sleep(600)"
+            os.execv(sys.executable, [sys.executable, "-c", code, str(w), "{marker}"])
+        os._exit(0)
+    os.close(w)
+    assert os.read(r, 1) == b"x"  # the detached grandchild is running
+    return x
+"""
+
+
+def test_a_detached_grandchild_ends_with_the_check(check):
+    marker = f"jaxlings-grandchild-{secrets.token_hex(6)}"
+    try:
+        result = check(GRANDCHILD.format(marker=marker))
+        assert result.cause == "wrong_result", result.message  # it ran, and reached its return
+        assert _gone(marker), "a detached grandchild outlived the check"
+    finally:
+        for proc in _running(marker):
+            proc.kill()
+
+
+def test_network_is_off(check):
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        server.setblocking(False)
+        port = server.getsockname()[1]
+        result = check(f"""
+            import socket
+            def scale(x, alpha):
+                socket.create_connection(("127.0.0.1", {port}), timeout=5).sendall(b"answers please")
+                return x * alpha + 1
+        """)
+        with pytest.raises(BlockingIOError):
+            server.accept()
+    _blocked(result, "Network is unreachable", "Connection refused")
+
+
+def test_tmp_is_private_to_each_run_and_limited(check):
+    name = f"/tmp/jaxlings-hog-{secrets.token_hex(6)}"
+    writer = check(f"""
+        def scale(x, alpha):
+            with open({name!r}, "wb") as f:
+                f.write(b"a" * (64 << 20))
+            with open({name!r} + "-more", "wb") as f:
+                for _ in range(1024):
+                    f.write(b"b" * (1 << 20))  # past the private /tmp's size
+            return x
+    """)
+    _blocked(writer, "No space left on device")
+    reader = check(f"""
+        import os
+        def scale(x, alpha):
+            if os.path.exists({name!r}):
+                return x * alpha + 1
+            raise FileNotFoundError("the other run's file is not here")
+    """)
+    _blocked(reader, "the other run's file is not here")
+    assert not os.path.exists(name) and not os.path.exists(name + "-more")
+
+
+def test_the_child_sees_only_what_it_is_allowed(check, course):
+    """Not an attack: the environment and the file system the learner's code lives in."""
+    result = check(f"""
+        import os, sys
+        def scale(x, alpha):
+            named = [v for v in os.environ.values() if {str(course)!r} in v or {str(ROOT)!r} in v]
+            problems = []
+            if named:
+                problems.append(f"environment names the course: {{named}}")
+            if os.getuid() == 0:
+                problems.append("runs as root")
+            if os.getcwd() != os.environ["HOME"] or not os.access(os.getcwd(), os.W_OK):
+                problems.append("cwd is not the private home")
+            engine = os.path.dirname(sys.modules["course.engine"].__file__)
+            if os.access(engine, os.W_OK) or os.access(__file__, os.W_OK):
+                problems.append("course/engine or the exercise file is writable")
+            if sorted(os.listdir(os.path.dirname(engine))) != ["__init__.py", "engine"]:
+                problems.append(f"course/ holds {{os.listdir(os.path.dirname(engine))}}")
+            outside = [m for m in sys.modules if m.startswith("course.") and not m.startswith("course.engine")]
+            if outside:
+                problems.append(f"the child imported {{outside}}")
+            if len([p for p in os.listdir("/proc") if p.isdigit()]) > 4:
+                problems.append("other processes are visible")
+            if problems:
+                raise AssertionError("; ".join(problems))
+            return x * alpha + 1
+    """)
+    assert result.passed, result.message
+
+
+def test_nothing_is_left_behind_on_the_host(course, tier, monkeypatch):
+    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
+    ex = load_catalog(course).exercise("fx_scale")
+    created = []
+    make = isolation.Isolation.sandbox
+
+    def recording(self, **kw):
+        box = make(self, **kw)
+        created.append(box.folder.path)
+        return box
+
+    monkeypatch.setattr(isolation.Isolation, "sandbox", recording)
+    with CheckSession(warm=False, isolation=tier) as session:
+        result = session.run(ex, learner_file=ex.solution_path())
+    assert result.passed, result.message
+    assert created, "the run used no sandbox"
+    assert not [p for p in created if p.exists()], "the run's sandbox folder was not removed"
+
+
+def test_folders_of_a_run_killed_with_sigkill_are_swept_by_the_next():
+    code = ("from course.engine.isolation import HostFolder\nimport sys, time\n"
+            "f = HostFolder('probe-child')\n(f.path / 'inbox').mkdir()\nprint(f.path, flush=True)\ntime.sleep(600)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        path = Path(proc.stdout.readline().strip())
+        assert path.is_dir()
+        assert path.name not in isolation.sweep(), "a live run's folder must be kept"
+    finally:
+        proc.kill()
+        proc.wait()
+    assert path.name in isolation.sweep()
+    assert not path.exists()
+
+
+def test_the_fallback_says_so_in_one_line():
+    iso = choose("process")
+    assert not iso.sandboxed
+    line = iso.notice()
+    assert "\n" not in line and "NOT sandboxed" in line and "jaxlings doctor" in line
+    assert isolation.GUARANTEES["process"]["solutions_hidden"] is False
+
+
+def test_weak_grading_tiers_need_consent():
+    with pytest.raises(IsolationError, match="--i-understand"):
+        choose("process", grading=True, allow_weak=False)
+    assert choose("process", grading=True, allow_weak=True).tier == "process"
+
+
+def test_the_real_course_functional_ops_cannot_reach_solutions_or_alternatives(tmp_path, monkeypatch):
+    iso = _tier("unshare") if shutil.which("bwrap") is None else _tier("bubblewrap")
+    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
+    monkeypatch.delenv("JAXLINGS_COURSE_ROOT", raising=False)
+    ex = load_catalog().exercise("functional_ops")
+    learner = tmp_path / "functional_ops.py"
+    relative = (Path("solutions") / ex.file).as_posix()
+    learner.write_text(textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        def _load():
+            candidates = [{str(ROOT / "tests/alternatives/functional_ops.py")!r}]
+            for start in (Path(sys.executable), Path(sys.executable).resolve(), Path(__file__).resolve()):
+                candidates += [str(p / {relative!r}) for p in start.parents]
+            for c in candidates:
+                if Path(c).is_file():
+                    namespace = {{}}
+                    exec(Path(c).read_text(), namespace)
+                    return namespace
+            raise FileNotFoundError("no solution or alternative is reachable")
+        SOLVED = _load()
+        globals().update({{k: v for k, v in SOLVED.items() if not k.startswith("__")}})
+    """))
+    with CheckSession(warm=False, isolation=iso) as session:
+        result = session.run(ex, learner_file=learner)
+    assert not result.passed
+    assert result.cause == "exception", result.message
+    assert "no solution or alternative is reachable" in result.message
+
+
+def test_the_app_and_the_cli_say_when_checks_are_not_sandboxed(tmp_path):
+    from course.tui.services import Services
+
+    services = Services()
+    services._session = CheckSession(warm=False, isolation=choose("process"))
+    try:
+        assert "NOT sandboxed" in services.isolation_notice()
+    finally:
+        services.close()
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(course), "JAXLINGS_ISOLATION": "process"}
+    env.pop("JAXLINGS_WORKSPACE", None)
+    proc = subprocess.run([sys.executable, "-m", "course", "check", "fx_scale"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    notices = [line for line in proc.stderr.splitlines() if line.startswith("Isolation:")]
+    assert len(notices) == 1 and "NOT sandboxed" in notices[0], proc.stderr
+
+
+NON_ROOT = """
+import os, subprocess, sys
+from course.engine.isolation import Isolation, probe
+assert os.getuid() != 0
+iso = Isolation("unshare")
+assert probe(iso) is None, probe(iso)
+box = iso.sandbox()
+code = "import os, jax.numpy as jnp; print(os.getuid(), float(jnp.ones(3).sum()))"
+out = subprocess.run(box.command([sys.executable, "-I", "-c", code]), cwd=box.cwd, env=box.env(),
+                     capture_output=True, text=True)
+box.close()
+print(out.returncode, out.stdout.strip(), out.stderr[-300:])
+"""
+
+
+def test_the_namespace_tier_needs_no_root(tmp_path):
+    """Run as a user without any privilege (a user namespace of its own, uid 1234, no capabilities
+    on the host): the sandbox still starts and the learner's code runs as uid 1000 inside."""
+    if shutil.which("unshare") is None:
+        pytest.skip("util-linux unshare is not installed")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(["unshare", "--user", "--map-user=1234", "--map-group=1234", sys.executable, "-c", NON_ROOT],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0 and "unshare:" in proc.stderr:
+        pytest.skip(f"cannot become an unprivileged user here: {proc.stderr.strip()[:200]}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split()[:3] == ["0", "1000", "3.0"], proc.stdout + proc.stderr
+
+
+def test_course_files_inside_a_bound_python_folder_are_covered(tier, monkeypatch):
+    """A non-editable install puts `course/` (checks included) into site-packages, which the
+    sandbox binds: the course's own folders there are covered by empty ones."""
+    real = isolation.python_paths()
+    monkeypatch.setattr(isolation, "python_paths", lambda: (str(ROOT), *real))
+    box = tier.sandbox()
+    try:
+        code = ("import os, sys\n"
+                "print(sorted(p for p in sys.argv[1:] if os.path.exists(p)))\n")
+        probes = [str(ROOT / p) for p in ("README.md", "course/checks/test_functional_ops.py", "course/progress.py",
+                                          "solutions/01_ecosystem/functional_ops.py",
+                                          "tests/alternatives/functional_ops.py")]
+        assert all(Path(p).is_file() for p in probes)
+        proc = subprocess.run(box.command([sys.executable, "-I", "-S", "-c", code, *probes]), cwd=box.cwd,
+                              env=box.env(), capture_output=True, text=True, timeout=120)
+    finally:
+        box.close()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == repr([str(ROOT / "README.md")]), proc.stdout
+
+
+def test_doctor_names_the_tier_in_force_for_check_and_grade():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXLINGS_")}
+    proc = subprocess.run([sys.executable, "-m", "course", "doctor", "--grading", "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    report = json.loads(proc.stdout)["isolation"]
+    expected = isolation.for_checks().tier
+    assert report["check"][0].startswith(f"Isolation: {expected} ("), report
+    assert report["grade"][0].startswith("Isolation: "), report
+    if expected != "bubblewrap":
+        assert any("apt-get install bubblewrap" in line for line in report["check"]), report

@@ -1,0 +1,201 @@
+"""Hostile submissions against the sandbox of `jaxlings grade`, in every sandbox tier this
+machine has (a tier it lacks is skipped), and the trusted worker's start.
+
+Each attack gets no points, fails with the cause its own code met, and leaves
+nothing running or written behind. The course is a copy of the grader's
+fixture course, so an attack that got through could not touch the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course.engine.isolation import IsolationError, choose
+from test_engine_sandbox import _gone, _running
+from test_grader_class import COURSE, SOLUTIONS
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = "exercises/01_basics/"
+
+READER = """
+def add(a, b):
+    open({path!r}).read()
+    return a + b
+"""
+WRITER = """
+def add(a, b):
+    with open({path!r}, "w") as f:
+        f.write({text!r})
+    return a + b
+"""
+IMPORTER = """
+def add(a, b):
+    import course.progress
+    return a + b
+"""
+GRANDCHILD = """
+import os, sys
+def add(a, b):
+    r, w = os.pipe()
+    os.set_inheritable(w, True)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            code = "import os, time\\nos.write(int(os.sys.argv[1]), b'x')\\ntime.sleep(600)"
+            os.execv(sys.executable, [sys.executable, "-c", code, str(w), "{marker}"])
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)
+    raise RuntimeError("a detached grandchild is running")
+"""
+NETWORK = """
+import socket
+def add(a, b):
+    socket.create_connection(("127.0.0.1", {port}), timeout=5).sendall(b"answers please")
+    return a + b
+"""
+TMP_WRITER = """
+def add(a, b):
+    with open({path!r}, "wb") as f:
+        f.write(b"a" * (32 << 20))
+    raise RuntimeError("wrote a file into /tmp")
+"""
+TMP_READER = """
+import os
+def add(a, b):
+    if os.path.exists({path!r}):
+        return a + b
+    raise FileNotFoundError("another submission's /tmp file is not here")
+"""
+
+
+@pytest.fixture(scope="module", params=["bubblewrap", "unshare"])
+def attacked(request, tmp_path_factory):
+    try:
+        choose(request.param, grading=True)
+    except IsolationError as exc:
+        pytest.skip(f"{request.param} is not available here: {exc}")
+    base = tmp_path_factory.mktemp("hostile")
+    course = base / "course"
+    shutil.copytree(COURSE, course)
+    (course / ".jaxlings").mkdir()
+    progress = course / ".jaxlings" / "progress.json"
+    progress.write_text("{}\n")
+    marker = f"jaxlings-grandchild-{secrets.token_hex(6)}"
+    hog = f"/tmp/jaxlings-hog-{secrets.token_hex(6)}"
+    sol_scale = (SOLUTIONS / "scale.py").read_text()
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.setblocking(False)
+    adds = {
+        "a_solutions": READER.format(path=str(course / "solutions/01_basics/add.py")),
+        "b_alternatives": READER.format(path=str(ROOT / "tests/alternatives/functional_ops.py")),
+        "c_checks_read": READER.format(path=str(course / "checks/test_add.py")),
+        "d_checks_write": WRITER.format(path=str(course / "checks/test_add.py"), text="def test_x():\n    pass\n"),
+        "e_progress_write": WRITER.format(path=str(progress), text='{"add": "passed"}'),
+        "f_progress_import": IMPORTER,
+        "g_grandchild": GRANDCHILD.format(marker=marker),
+        "h_network": NETWORK.format(port=server.getsockname()[1]),
+        "i_tmp_writer": TMP_WRITER.format(path=hog),
+        "j_tmp_reader": TMP_READER.format(path=hog),
+    }
+    class_dir, out = base / "class", base / "out"
+    for name, source in adds.items():
+        (class_dir / name / EX).mkdir(parents=True)
+        (class_dir / name / EX / "add.py").write_text(source)
+        (class_dir / name / EX / "scale.py").write_text(sol_scale)
+    before = {p: p.read_bytes() for p in course.rglob("*") if p.is_file()}
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(course)}
+    env.pop("JAXLINGS_SEED", None)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "course", "grade", str(class_dir), "--out", str(out),
+                               "--isolation", request.param, "--jobs", "1", "--exercises", "add,scale",
+                               "--memory-mb", "2048", "--quiet"],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        with pytest.raises(BlockingIOError):
+            server.accept()
+    finally:
+        server.close()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    try:
+        yield dict(subs={s["id"]: s for s in report["submissions"]}, run=report["run"], course=course,
+                   before=before, marker=marker, hog=hog)
+    finally:
+        for p in _running(marker):
+            p.kill()
+
+
+def test_every_attack_gets_nothing_and_fails_on_its_own_cause(attacked):
+    expected = {
+        "a_solutions": "FileNotFoundError", "b_alternatives": "FileNotFoundError",
+        "c_checks_read": "FileNotFoundError", "d_checks_write": "FileNotFoundError",
+        "e_progress_write": "FileNotFoundError", "f_progress_import": "No module named 'course.progress'",
+        "g_grandchild": "a detached grandchild is running", "h_network": "Network is unreachable|Connection refused",
+        "i_tmp_writer": "wrote a file into /tmp", "j_tmp_reader": "another submission's /tmp file is not here",
+    }
+    for name, needle in expected.items():
+        add = attacked["subs"][name]["exercises"]["add"]
+        assert add["points"] == 0 and add["cause"] == "exception", (name, add["cause"], add["message"])
+        assert any(n in add["message"] for n in needle.split("|")), (name, add["message"])
+        assert attacked["subs"][name]["exercises"]["scale"]["passed"], name  # honest work still counts
+
+
+def test_the_report_names_a_sandbox_tier_and_its_guarantees(attacked):
+    iso = attacked["run"]["isolation"]
+    assert iso["tier"] in ("bubblewrap", "unshare")
+    assert all(iso["guarantees"].values()), iso["guarantees"]
+
+
+def test_nothing_is_left_running_or_written(attacked):
+    assert _gone(attacked["marker"]), "a detached grandchild outlived the grading run"
+    course = attacked["course"]
+    after = {p: p.read_bytes() for p in course.rglob("*") if p.is_file()}
+    assert after == attacked["before"]
+    assert not os.path.exists(attacked["hog"])
+
+
+def test_a_module_planted_where_grading_starts_is_never_imported(tmp_path):
+    """Trusted processes start with no folder on sys.path that anyone else could write."""
+    planted = tmp_path / "cwd"
+    planted.mkdir()
+    touched = tmp_path / "imported"
+    for name in ("jax", "optax", "numpy", "pytest"):
+        (planted / f"{name}.py").write_text(f"open({str(touched)!r}, 'a').write('{name}\\n')\n"
+                                            "raise SystemExit('planted module imported')\n")
+    class_dir = tmp_path / "class"
+    (class_dir / "one" / EX).mkdir(parents=True)
+    (class_dir / "one" / EX / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE)}
+    env.pop("JAXLINGS_SEED", None)
+    # -P: like the installed `jaxlings` script, whose own folder is not the cwd.
+    proc = subprocess.run([sys.executable, "-P", "-m", "course", "grade", str(class_dir), "--out",
+                           str(tmp_path / "out"), "--exercises", "add", "--jobs", "1", "--quiet"],
+                          cwd=planted, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not touched.exists(), touched.read_text()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["submissions"][0]["total"] == report["submissions"][0]["max_total"]
+
+
+def test_a_tier_that_is_not_a_sandbox_needs_i_understand(tmp_path):
+    class_dir = tmp_path / "class"
+    (class_dir / "one" / EX).mkdir(parents=True)
+    (class_dir / "one" / EX / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE)}
+    proc = subprocess.run([sys.executable, "-m", "course", "grade", str(class_dir), "--out", str(tmp_path / "out"),
+                           "--isolation", "process", "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "--i-understand" in proc.stderr and "NOT sandboxed" in proc.stderr
+    assert not (tmp_path / "out" / "submissions").exists()
