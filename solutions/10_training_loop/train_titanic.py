@@ -27,7 +27,8 @@ Write two functions.
    PyTorch equivalent: the classic `for epoch ...: for xb, yb in loader: ...`.
 
 Speed: an uncompiled NNX step takes tens of milliseconds; `nnx.jit` on the
-train step (lesson 10's last loop) makes it about 20 times faster. Both pass.
+train step (lesson 10's last loop) makes it many times faster (lesson 11's table has
+the measured figures). Both pass.
 
 What the checks do: call `train_titanic` on the training rows of a Titanic
 split for 20 epochs (the held-out rows never reach your code); check that
