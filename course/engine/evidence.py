@@ -89,17 +89,17 @@ def main_signature(text: Any) -> tuple[list, list]:
 
 
 def _screen(text: str) -> None:
-    for spec in _TENSOR.findall(text):
-        shape, _ = _tensor_type(spec)
-        if math.prod(shape) > MAX_TENSOR_ELEMENTS:
-            raise ProgramError(f"a tensor of shape {shape} is larger than any this exercise needs")
-    for op in set(_OP.findall(text)):
+    if "custom_call" in text or "callback" in text:
+        raise ProgramError("the program calls back into Python or into custom code")
+    for op in sorted(set(_OP.findall(text))):
         dialect, _, name = op.partition(".")
         if op in _ALLOWED_OTHER or (dialect in ("stablehlo", "chlo") and name in _ALLOWED_OPS):
             continue
         raise ProgramError(f"the program uses `{op}`, which this exercise does not need")
-    if "custom_call" in text or "callback" in text:
-        raise ProgramError("the program calls back into Python or into custom code")
+    for spec in _TENSOR.findall(text):
+        shape, _ = _tensor_type(spec)
+        if math.prod(shape) > MAX_TENSOR_ELEMENTS:
+            raise ProgramError(f"a tensor of shape {shape} is larger than any this exercise needs")
 
 
 _COMPILED: dict[str, Any] = {}
@@ -145,10 +145,10 @@ def run_lowered(text: Any, args: list, *, what: str) -> list[np.ndarray]:
     args = [np.asarray(a) for a in args]
     try:
         arg_types, _ = main_signature(text)
+        _screen(text)
         want = [(a.shape, str(a.dtype)) for a in args]
         if arg_types != want:
             raise ProgramError(f"its inputs are {_show(arg_types)}, but the check calls it with {_show(want)}")
-        _screen(text)
         exe = _compile(text)
         cpu = jax.devices("cpu")[0]
         out = exe.execute_sharded([jax.device_put(a, cpu) for a in args])
