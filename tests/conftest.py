@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 
-collect_ignore = ["fixtures", "grader_fixtures", "alternatives"]
+collect_ignore = ["fixtures", "grader_fixtures", "alternatives", "attacks"]
 
 os.environ.setdefault("JAXLINGS_SERVER", "0")
 if "XDG_CACHE_HOME" not in os.environ:

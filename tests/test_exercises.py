@@ -1,5 +1,6 @@
 """Every exercise in the real course: the untouched starter fails, the reference
-solution passes, and every alternative solution in tests/alternatives/ passes.
+solution passes, and every alternative solution in tests/alternatives/ passes
+(`<exercise>.py` and `<exercise>__<variant>.py`).
 
 While content is being written, `JAXLINGS_ALLOW_MISSING_CONTENT=1` skips
 exercises whose files don't exist yet; without it a missing file is a failure.
@@ -21,9 +22,11 @@ CATALOG = load_catalog()
 
 
 def _alternatives(name: str) -> list[Path]:
+    """`<name>.py`, every `<name>__<variant>.py`, and the files of a folder `<name>/`."""
     single = ALTERNATIVES / f"{name}.py"
+    variants = sorted(ALTERNATIVES.glob(f"{name}__*.py"))
     folder = ALTERNATIVES / name
-    return ([single] if single.is_file() else []) + (sorted(folder.glob("*.py")) if folder.is_dir() else [])
+    return ([single] if single.is_file() else []) + variants + (sorted(folder.glob("*.py")) if folder.is_dir() else [])
 
 
 def _cases() -> list:

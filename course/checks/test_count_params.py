@@ -64,7 +64,8 @@ def probe_models(module, sizes, seed, fn_name):
 
 
 def _as_int(value):
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+    # A NumPy integer (np.prod, np.sum) is a count too, whether it crossed as a scalar or a 0-d array.
+    if isinstance(value, (np.ndarray, np.integer)) and np.shape(value) == () and value.dtype.kind in "iu":
         return int(value)
     return value
 

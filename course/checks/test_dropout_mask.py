@@ -31,11 +31,12 @@ def probe_dropout(module, seed, x, rate):
     return {"out": out, "mask": mask}
 
 
-def probe_layers(module, seed, xs, rate):
+def probe_layers(module, seeds, xs, rate):
     import jax
 
+    layers = jax.jit(module.dropout_layers)
     with jax.debug_key_reuse(True):
-        return jax.jit(module.dropout_layers)(jax.random.key(seed), jax.numpy.asarray(xs), rate)
+        return [layers(jax.random.key(s), jax.numpy.asarray(xs), rate) for s in seeds]
 
 
 def test_mask_shape_determinism_and_rate(learner, reference, seed, rng):
@@ -76,8 +77,9 @@ def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
     layers = int(rng.integers(3, 6))
     xs = np.ones((layers, int(rng.integers(40, 60)), 8), np.float32)
     rate = float(np.round(rng.uniform(0.3, 0.6), 3))
-    got = np.asarray(learner.probe(probe_layers, seed % 2**31, xs, rate))
-    want = np.asarray(reference.probe(probe_layers, seed % 2**31, xs, rate))
+    seeds = [seed % 2**31, (seed + 7919) % 2**31]
+    got, got_other = (np.asarray(v) for v in learner.probe(probe_layers, seeds, xs, rate))
+    want = np.asarray(reference.probe(probe_layers, seeds[:1], xs, rate)[0])
     call = f"jax.jit(dropout_layers)(key, xs of shape {xs.shape}, {rate})"
     if got.shape != want.shape:
         fail(f"{call} returned shape {got.shape}, expected {want.shape}.")
@@ -90,6 +92,12 @@ def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
             if np.array_equal(masks[i], masks[j]):
                 fail(f"{call}: layers {i} and {j} got the same dropout mask. Give every layer its own key "
                      "(jax.random.split or fold_in), derived from the one key.")
+    if got_other.shape == got.shape:
+        same = [i for i in range(layers) if np.array_equal(masks[i], got_other[i] != 0)]
+        if same:
+            fail(f"{call}: layer {same[0]} got the same mask for the keys jax.random.key({seeds[0]}) and "
+                 f"jax.random.key({seeds[1]}): derive every layer's key from the `key` argument "
+                 "(jax.random.split(key, n) or jax.random.fold_in(key, i)), not from a fixed key.")
     for i in range(layers):
         kept = float(masks[i].mean())
         if abs(kept - (1 - rate)) > 0.12:

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from course.engine.checking import assert_close, fail
+from course.engine.evidence import run_lowered
 
 
 def _shape(rng, ndim_min=1, ndim_max=3):
@@ -18,11 +19,15 @@ def _torch(fn, *arrays, **kwargs):
     return fn(*(torch.from_numpy(a) for a in arrays), **kwargs).numpy()
 
 
-def probe_jitted(module, name, args, kwargs, static):
+def probe_lowered(module, name, shapes, kwargs, static):
+    """The learner's function lowered under jax.jit, for shapes only: the check
+    runs the program itself on values this process never sees."""
     import jax
+    import jax.numpy as jnp
 
     fn = getattr(module, name)
-    return jax.jit(fn, static_argnames=tuple(static))(*args, **kwargs)
+    specs = [jax.ShapeDtypeStruct(tuple(s), jnp.float32) for s in shapes]
+    return jax.jit(fn, static_argnames=tuple(static), keep_unused=True).lower(*specs, **kwargs).as_text()
 
 
 def test_relu_matches_torch(learner, reference, rng):
@@ -30,7 +35,7 @@ def test_relu_matches_torch(learner, reference, rng):
         x = (rng.standard_normal(_shape(rng)) * 3).astype(np.float32)
         got = learner.call("relu", x)
         what = f"relu(x) for x of shape {x.shape}"
-        assert_close(got, reference.call("relu", x), what=what)
+        assert_close(got, reference.call("relu", x), what=what, dtype=np.float32)
         assert_close(np.asarray(got), _torch(F.relu, x), what=what + " (against torch.relu)")
 
 
@@ -41,7 +46,7 @@ def test_softmax_matches_torch_along_every_axis(learner, reference, rng):
         what = f"softmax(x, axis={axis}) for x of shape {x.shape}"
         # float32 exp() and division by the sum round differently in equally valid
         # formulations (max-shift, logsumexp, jax.nn.softmax), hence rtol 1e-4.
-        assert_close(got, reference.call("softmax", x, axis=axis), what=what, rtol=1e-4)
+        assert_close(got, reference.call("softmax", x, axis=axis), what=what, rtol=1e-4, dtype=np.float32)
         assert_close(np.asarray(got), _torch(F.softmax, x, dim=axis), what=what + " (against F.softmax)", rtol=1e-4)
     got = learner.call("softmax", x)
     assert_close(got, reference.call("softmax", x), what=f"softmax(x) with the default axis, x of shape {x.shape}",
@@ -67,7 +72,8 @@ def test_bce_with_logits_matches_torch(learner, reference, rng):
         y = rng.uniform(0, 1, size=shape).astype(np.float32)
         got = learner.call("binary_cross_entropy_with_logits", z, y)
         what = f"binary_cross_entropy_with_logits(logits, targets) for shape {shape}"
-        assert_close(got, reference.call("binary_cross_entropy_with_logits", z, y), what=what, rtol=1e-5)
+        assert_close(got, reference.call("binary_cross_entropy_with_logits", z, y), what=what, rtol=1e-5,
+                     dtype=np.float32)
         want = _torch(F.binary_cross_entropy_with_logits, z, y)
         assert_close(np.asarray(got), want, what=what + " (against PyTorch)", rtol=1e-5)
 
@@ -88,14 +94,19 @@ def test_bce_with_logits_is_stable_for_large_logits(learner, reference, rng):
 
 
 def test_all_three_work_under_jit(learner, reference, rng):
-    x = rng.standard_normal(_shape(rng, 2, 2)).astype(np.float32)
-    y = rng.uniform(0, 1, size=x.shape).astype(np.float32)
+    shape = _shape(rng, 2, 2)
     cases = [
-        ("relu", [x], {}, []),
-        ("softmax", [x], {"axis": 0}, ["axis"]),
-        ("binary_cross_entropy_with_logits", [x, y], {}, []),
+        ("relu", 1, {}, [], lambda x: _torch(F.relu, x)),
+        ("softmax", 1, {"axis": 0}, ["axis"], lambda x: _torch(F.softmax, x, dim=0)),
+        ("binary_cross_entropy_with_logits", 2, {}, [], lambda z, y: _torch(F.binary_cross_entropy_with_logits, z, y)),
     ]
-    for name, args, kwargs, static in cases:
-        got = learner.probe(probe_jitted, name, args, kwargs, static)
-        assert_close(got, reference.probe(probe_jitted, name, args, kwargs, static),
-                     what=f"jax.jit({name}) on inputs of shape {x.shape}")
+    for name, n_args, kwargs, static, torch_fn in cases:
+        program = learner.probe(probe_lowered, name, [list(shape)] * n_args, kwargs, static)
+        args = [(rng.standard_normal(shape) * 3).astype(np.float32)]
+        if n_args == 2:
+            args.append(rng.uniform(0, 1, size=shape).astype(np.float32))
+        call = f"jax.jit({name})" + (f" with {kwargs}" if kwargs else "") + f" on float32 inputs of shape {shape}"
+        out = run_lowered(program, args, what=call)
+        if len(out) != 1:
+            fail(f"{call} returns {len(out)} arrays; expected one.")
+        assert_close(out[0], torch_fn(*args), what=call + " (compared with PyTorch)", rtol=1e-4, atol=1e-6)

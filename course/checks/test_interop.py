@@ -4,6 +4,7 @@ values (bfloat16, tensors requiring grad and transposed tensors included)."""
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from course.engine.checking import assert_close, assert_equal, fail
 
@@ -67,20 +68,26 @@ def probe_jax_to_numpy(module, values, dtype, transpose):
     if not isinstance(out, np.ndarray):
         return {"type": type(out).__module__ + "." + type(out).__name__}
     result = {"type": "numpy.ndarray", "dtype": str(out.dtype), "shape": list(out.shape),
-              "values": out.astype(np.float32), "writeable": bool(out.flags.writeable), "x_unchanged": True}
+              "values": out.astype(np.float32), "writeable": bool(out.flags.writeable), "x_after": before}
     if out.flags.writeable and out.size:
-        out[...] = out.flat[0] if dtype == "bool" else 0
-        out.flat[0] = not out.flat[0] if dtype == "bool" else 1
-        result["x_unchanged"] = bool(np.array_equal(np.array(x.astype(jnp.float32)), before))
+        # Overwrite every entry; the check compares x afterwards with the values it sent.
+        out[...] = True if dtype == "bool" else 7
+        result["x_after"] = np.array(x.astype(jnp.float32))
     return result
 
 
-def _compare(got, want, what, expected_type):
+def _expected(values, dtype, transpose):
+    """The converted values, computed here: the input cast to `dtype`, read back as float32."""
+    t = torch.from_numpy(values).to(getattr(torch, dtype))
+    return (t.T if transpose else t).to(torch.float32).numpy()
+
+
+def _compare(got, want, what, expected_type, expected_values):
     if got.get("type") != want["type"]:
         fail(f"{what} returned a {got.get('type')}, expected a {expected_type}.")
     assert_equal(got["dtype"], want["dtype"], what=what + ": dtype")
     assert_equal(got["shape"], want["shape"], what=what + ": shape")
-    assert_close(got["values"], want["values"], what=what + ": values", rtol=0, atol=0)
+    assert_close(got["values"], expected_values, what=what + ": values", rtol=0, atol=0, dtype=np.float32)
 
 
 def _case(rng, dtype):
@@ -96,7 +103,7 @@ def test_torch_to_jax_keeps_dtype_shape_and_values(learner, reference, rng):
         what = (f"torch_to_jax(tensor of dtype torch.{dtype}, shape {values.shape}"
                 f"{', transposed' if transpose else ''}{', requires_grad=True' if requires_grad else ''})")
         _compare(learner.probe(probe_torch_to_jax, *args), reference.probe(probe_torch_to_jax, *args),
-                 what, "jax.Array")
+                 what, "jax.Array", _expected(values, dtype, transpose))
 
 
 def test_jax_to_torch_keeps_dtype_shape_and_values(learner, reference, rng):
@@ -105,7 +112,7 @@ def test_jax_to_torch_keeps_dtype_shape_and_values(learner, reference, rng):
         args = (values, dtype, transpose)
         what = f"jax_to_torch(jax.Array of dtype {dtype}, shape {values.T.shape if transpose else values.shape})"
         _compare(learner.probe(probe_jax_to_torch, *args), reference.probe(probe_jax_to_torch, *args),
-                 what, "torch.Tensor")
+                 what, "torch.Tensor", _expected(values, dtype, transpose))
 
 
 def test_jax_to_numpy_is_a_writable_copy(learner, reference, rng):
@@ -114,9 +121,10 @@ def test_jax_to_numpy_is_a_writable_copy(learner, reference, rng):
         args = (values, dtype, transpose)
         what = f"jax_to_numpy(jax.Array of dtype {dtype}, shape {values.T.shape if transpose else values.shape})"
         got = learner.probe(probe_jax_to_numpy, *args)
-        _compare(got, reference.probe(probe_jax_to_numpy, *args), what, "numpy.ndarray")
+        expected = _expected(values, dtype, transpose)
+        _compare(got, reference.probe(probe_jax_to_numpy, *args), what, "numpy.ndarray", expected)
         if not got["writeable"]:
             fail(f"{what} returned a read-only NumPy array (np.asarray of a JAX array is a read-only view); "
                  "the caller must be able to modify it.")
-        if not got["x_unchanged"]:
+        if not np.array_equal(np.asarray(got["x_after"]), expected):
             fail(f"{what}: writing into the returned array changed the JAX array; return an independent copy.")

@@ -1,5 +1,10 @@
 """Checks for jit_branch: clip_by_norm and huber_loss under jax.jit with every
-argument traced, on both sides of each branch."""
+argument traced, on both sides of each branch.
+
+Evidence: each function lowered under jax.jit for shapes the check chose, with
+`max_norm` and `delta` traced too. The check runs the program here on values
+the learner's process never sees and compares with NumPy and PyTorch here.
+"""
 
 from __future__ import annotations
 
@@ -7,49 +12,71 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from course.engine.checking import assert_close
+from course.engine.checking import assert_close, fail
+from course.engine.evidence import run_lowered
+
+SHAPES = [(7,), (3, 5), (4, 2)]
 
 
-def probe_clip(module, g, max_norm):
+def probe_lower(module, name, shapes):
     import jax
+    import jax.numpy as jnp
 
-    return jax.jit(module.clip_by_norm)(jax.numpy.asarray(g), max_norm)
-
-
-def probe_huber(module, pred, target, delta):
-    import jax
-
-    return jax.jit(module.huber_loss)(jax.numpy.asarray(pred), jax.numpy.asarray(target), delta)
+    specs = [jax.ShapeDtypeStruct(tuple(s), jnp.float32) for s in shapes]
+    return jax.jit(getattr(module, name), keep_unused=True).lower(*specs).as_text()
 
 
 def _shape(rng):
-    return tuple(int(d) for d in rng.integers(2, 6, size=int(rng.integers(1, 3))))
+    return SHAPES[int(rng.integers(len(SHAPES)))]
 
 
-def test_clip_by_norm_on_both_sides_of_the_threshold(learner, reference, rng):
-    g = rng.standard_normal(_shape(rng)).astype(np.float32)
-    norm = float(np.linalg.norm(g))
-    for max_norm, side in ((norm * float(rng.uniform(0.2, 0.8)), "above"),
-                           (norm * float(rng.uniform(1.2, 3.0)), "below")):
-        what = f"jax.jit(clip_by_norm)(g, {max_norm:.4g}) with g of shape {g.shape} and norm {norm:.4g} ({side} max_norm)"
-        assert_close(learner.probe(probe_clip, g, max_norm), reference.probe(probe_clip, g, max_norm), what=what)
+def _run(program, args, call):
+    out = run_lowered(program, args, what=call)
+    if len(out) != 1:
+        fail(f"{call} returns {len(out)} arrays; expected one.")
+    return out[0]
 
 
-def test_clip_by_norm_leaves_zero_gradients_alone(learner, reference, rng):
-    g = np.zeros(_shape(rng), np.float32)
-    max_norm = float(rng.uniform(0.5, 2.0))
-    assert_close(learner.probe(probe_clip, g, max_norm), reference.probe(probe_clip, g, max_norm),
-                 what=f"jax.jit(clip_by_norm)(zeros of shape {g.shape}, {max_norm:.3g})")
+def _clip(g, max_norm):
+    norm = np.linalg.norm(g.astype(np.float64))
+    return (g * (max_norm / norm) if norm > max_norm else g).astype(np.float32)
 
 
-def test_huber_loss_matches_torch(learner, reference, rng):
+def test_clip_by_norm_on_both_sides_of_the_threshold(learner, rng):
+    shape = _shape(rng)
+    program = learner.probe(probe_lower, "clip_by_norm", [list(shape), []])
+    for _ in range(2):
+        g = rng.standard_normal(shape).astype(np.float32)
+        norm = float(np.linalg.norm(g))
+        for max_norm, side in ((norm * float(rng.uniform(0.2, 0.8)), "above"),
+                               (norm * float(rng.uniform(1.2, 3.0)), "below")):
+            max_norm = np.float32(max_norm)
+            call = (f"jax.jit(clip_by_norm)(g, {max_norm:.4g}) with g of shape {shape} and norm {norm:.4g} "
+                    f"({side} max_norm)")
+            got = _run(program, [g, max_norm], call)
+            assert_close(got, _clip(g, max_norm), what=call, dtype=np.float32, rtol=1e-5, atol=1e-6)
+
+
+def test_clip_by_norm_leaves_zero_gradients_alone(learner, rng):
+    shape = _shape(rng)
+    program = learner.probe(probe_lower, "clip_by_norm", [list(shape), []])
+    max_norm = np.float32(rng.uniform(0.5, 2.0))
+    call = f"jax.jit(clip_by_norm)(zeros of shape {shape}, {max_norm:.3g})"
+    got = _run(program, [np.zeros(shape, np.float32), max_norm], call)
+    if not np.all(np.isfinite(got)):
+        fail(f"{call} returned nan or inf: the norm of zeros is 0, and max_norm / 0 is not a number. "
+             "Only rescale when the norm is above max_norm (jnp.where, or divide by jnp.maximum(norm, max_norm)).")
+    assert_close(got, np.zeros(shape, np.float32), what=call, dtype=np.float32)
+
+
+def test_huber_loss_matches_torch(learner, rng):
+    shape = _shape(rng)
+    program = learner.probe(probe_lower, "huber_loss", [list(shape), list(shape), []])
     for _ in range(3):
-        shape = _shape(rng)
         pred = (rng.standard_normal(shape) * 2).astype(np.float32)
         target = (rng.standard_normal(shape) * 2).astype(np.float32)
-        delta = float(rng.uniform(0.3, 2.0))  # residuals fall on both sides of delta
-        what = f"jax.jit(huber_loss)(pred, target, {delta:.3g}) for shape {shape}"
-        got = learner.probe(probe_huber, pred, target, delta)
-        assert_close(got, reference.probe(probe_huber, pred, target, delta), what=what)
-        want = F.huber_loss(torch.from_numpy(pred), torch.from_numpy(target), delta=delta).numpy()
-        assert_close(np.asarray(got), want, what=what + " (against F.huber_loss)", rtol=1e-5)
+        delta = np.float32(rng.uniform(0.3, 2.0))  # residuals fall on both sides of delta
+        call = f"jax.jit(huber_loss)(pred, target, {delta:.3g}) for shape {shape}"
+        got = _run(program, [pred, target, delta], call)
+        want = F.huber_loss(torch.from_numpy(pred), torch.from_numpy(target), delta=float(delta)).numpy()
+        assert_close(got, want, what=call + " (against F.huber_loss)", rtol=1e-5, atol=1e-6, dtype=np.float32)

@@ -1,63 +1,92 @@
-"""Checks for port_torch_weights: a PyTorch MLP's weights copied into the NNX MLP."""
+"""Checks for port_torch_weights: a PyTorch MLP's weights copied into the NNX MLP.
+
+The check draws the PyTorch weights itself and loads them into `TorchMLP` with
+`load_state_dict`; the learner's `port_weights` copies them into `MLP`. The
+evidence is the NNX model's parameters and outputs; the expected kernels
+(weight.T), biases and logits are computed here from the weights the check drew.
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
 from course.engine.checking import assert_close, assert_equal, fail
+from course.engine.evidence import mlp_forward
 
 TIMEOUT = 60
 
 
 def _case(rng):
     d_in, hidden, d_out = (int(v) for v in rng.choice(range(2, 24), size=3, replace=False))
-    x = rng.standard_normal((int(rng.integers(2, 9)), d_in)).astype("float32")
-    return [d_in, hidden, d_out], x
+    weights = {
+        "fc1.weight": rng.standard_normal((hidden, d_in)).astype(np.float32),
+        "fc1.bias": rng.standard_normal(hidden).astype(np.float32),
+        "fc2.weight": rng.standard_normal((d_out, hidden)).astype(np.float32),
+        "fc2.bias": rng.standard_normal(d_out).astype(np.float32),
+    }
+    x = rng.standard_normal((int(rng.integers(2, 9)), d_in)).astype(np.float32)
+    return [d_in, hidden, d_out], weights, x
 
 
-def probe_port(module, sizes, seed, x):
+def probe_port(module, sizes, weights, seed, x):
     import numpy as np
     import torch
     from flax import nnx
 
-    torch.manual_seed(seed)
     torch_model = module.TorchMLP(*sizes)
-    # A different seed on the NNX side: a port that copies nothing cannot match by luck.
-    model = module.MLP(*sizes, rngs=nnx.Rngs(seed + 1))
+    torch_model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
+    model = module.MLP(*sizes, rngs=nnx.Rngs(seed))
     module.port_weights(torch_model, model)
-    with torch.no_grad():
-        torch_out = torch_model(torch.from_numpy(x)).numpy()
     params = {
-        ".".join(map(str, path)): np.asarray(var[...])
+        ".".join(map(str, path)): var[...]
         for path, var in nnx.to_flat_state(nnx.state(model, nnx.Param))
     }
+    try:
+        out = {"nnx_out": model(np.asarray(x))}
+    except Exception as e:  # judged after the parameters, which say more about the mistake
+        out = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+    return {**out, "params": params}
+
+
+def _expected(weights):
     return {
-        "torch_out": torch_out,
-        "nnx_out": np.asarray(model(x)),
-        "params": params,
+        "linear1.kernel": weights["fc1.weight"].T, "linear1.bias": weights["fc1.bias"],
+        "linear2.kernel": weights["fc2.weight"].T, "linear2.bias": weights["fc2.bias"],
     }
 
 
-def _port(learner, reference, rng, seed):
-    sizes, x = _case(rng)
-    return sizes, x, learner.probe(probe_port, sizes, seed, x), reference.probe(probe_port, sizes, seed, x)
+def _port(learner, rng, seed):
+    sizes, weights, x = _case(rng)
+    return sizes, weights, x, learner.probe(probe_port, sizes, weights, seed, x)
 
 
-def test_ported_model_matches_torch_outputs(learner, reference, rng, seed):
-    sizes, x, got, want = _port(learner, reference, rng, seed)
-    assert_close(got["torch_out"], want["torch_out"],
-                 what=f"TorchMLP{tuple(sizes)} outputs (TorchMLP and MLP are given: leave them unchanged)")
-    assert_close(got["nnx_out"], want["torch_out"], rtol=1e-4, atol=1e-5,
+def test_ported_model_matches_torch_outputs(learner, rng, seed):
+    sizes, weights, x, got = _port(learner, rng, seed)
+    if "error" in got:
+        _judge_params(got, weights)
+        fail(f"MLP{tuple(sizes)}(x) after port_weights raised {got['error']}.")
+    params = {"linear1": {"kernel": weights["fc1.weight"].T, "bias": weights["fc1.bias"]},
+              "linear2": {"kernel": weights["fc2.weight"].T, "bias": weights["fc2.bias"]}}
+    want = mlp_forward(params, x).astype(np.float32)  # what TorchMLP(x) computes, in float64 here
+    assert_close(got["nnx_out"], want, rtol=1e-4, atol=1e-5, dtype=np.float32,
                  what=f"MLP{tuple(sizes)}(x) after port_weights, against TorchMLP(x), for x of shape {x.shape}")
 
 
-def test_parameters_are_the_transposed_torch_weights(learner, reference, rng, seed):
-    sizes, x, got, want = _port(learner, reference, rng, seed)
-    missing = sorted(set(want["params"]) - set(got["params"]))
-    if missing:
-        fail(f"after port_weights, the model has no nnx.Param at {', '.join(missing)}: write into the parameter with `param[...] = value` "
-             "instead of assigning a bare array to the attribute.")
-    assert_equal(sorted(got["params"]), sorted(want["params"]), what="the nnx.Param paths after port_weights")
-    for path, value in want["params"].items():
-        if got["params"][path].dtype != value.dtype:
-            fail(f"{path} has dtype {got['params'][path].dtype} after port_weights, expected {value.dtype}.")
-        assert_close(got["params"][path], value, what=f"{path} after port_weights (kernels are weight.T)")
+def test_parameters_are_the_transposed_torch_weights(learner, rng, seed):
+    sizes, weights, x, got = _port(learner, rng, seed)
+    _judge_params(got, weights)
 
+
+def _judge_params(got, weights):
+    want = _expected(weights)
+    missing = sorted(set(want) - set(got["params"]))
+    if missing:
+        fail(f"after port_weights, the model has no nnx.Param at {', '.join(missing)}: write into the parameter "
+             "with `param[...] = value` instead of assigning a bare array to the attribute.")
+    assert_equal(sorted(got["params"]), sorted(want), what="the nnx.Param paths after port_weights")
+    for path, value in want.items():
+        g = got["params"][path]
+        if np.shape(g) == value.shape[::-1] and value.ndim == 2 and np.allclose(g, value.T):
+            fail(f"{path} after port_weights has shape {np.shape(g)}: that is torch's weight as it is. "
+                 "nnx.Linear's kernel is (in, out): copy weight.T.")
+        assert_close(g, value, what=f"{path} after port_weights (kernels are weight.T)", dtype=np.float32)

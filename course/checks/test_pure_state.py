@@ -1,57 +1,136 @@
-"""Checks for pure_state: a running mean as update(state, batch) -> (state, mean),
-run under jax.jit, replayed from old states and restarted from init_state()."""
+"""Checks for pure_state: a running mean as update(state, batch) -> (state, mean).
+
+Evidence: the learner's init_state() as arrays and `update` lowered under
+jax.jit for a few batch lengths. The check chains those programs here, on
+batches the learner's process never sees, and compares every mean with the
+running mean computed here. Called eagerly in the child, `update` must also
+leave the state it is given as it was and give the same answer twice.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from course.engine.checking import assert_close, fail
+from course.engine.evidence import run_lowered
+
+# Batch lengths come from this set, so the programs compile once per length.
+LENGTHS = (3, 5, 8)
 
 
-def probe_run(module, batches):
+def probe_programs(module, lengths):
     import jax
+    import jax.numpy as jnp
 
-    update = jax.jit(module.update)
     state = module.init_state()
-    means = []
-    for batch in batches:
-        state, mean = update(state, jax.numpy.asarray(batch))
-        means.append(mean)
-    return means
+    leaves = jax.tree.leaves(state)
+    specs = jax.tree.map(lambda v: jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v)), state)
+    update = jax.jit(module.update, keep_unused=True)
+    programs = {str(n): update.lower(specs, jax.ShapeDtypeStruct((n,), jnp.float32)).as_text() for n in lengths}
+    return {"init": [jnp.asarray(v) for v in leaves], "programs": programs}
 
 
-def probe_replay(module, first, second):
-    """Update an old state twice with the same batch, and restart from init_state()."""
+def probe_eager(module, batches):
+    """`update` called without jit: the state passed in, read before and after each call."""
     import jax
+    import jax.numpy as jnp
+    import numpy as np
 
-    update = jax.jit(module.update)
-    s0 = module.init_state()
-    s1, _ = update(s0, jax.numpy.asarray(first))
-    _, m_a = update(s1, jax.numpy.asarray(second))
-    _, m_b = update(s1, jax.numpy.asarray(second))
-    _, m_from_start = update(s0, jax.numpy.asarray(second))
-    _, m_fresh = update(module.init_state(), jax.numpy.asarray(second))
-    return {"again": [m_a, m_b], "old_state": [m_from_start, m_fresh]}
+    def snapshot(state):
+        return [np.array(v) for v in jax.tree.leaves(state)]
+
+    state = module.init_state()
+    means, given_before, given_after = [], [], []
+    for batch in batches:
+        before = snapshot(state)
+        new_state, mean = module.update(state, jnp.asarray(batch))
+        given_before.append(before)
+        given_after.append(snapshot(state))
+        means.append(mean)
+        state = new_state
+    # The last state again: a pure update gives the same mean twice.
+    _, again = module.update(state, jnp.asarray(batches[0]))
+    _, again_2 = module.update(state, jnp.asarray(batches[0]))
+    return {"means": means, "before": given_before, "after": given_after, "again": [again, again_2]}
 
 
 def _batches(rng, count):
-    return [(rng.standard_normal(int(rng.integers(1, 9))) * 3 + rng.uniform(-2, 2)).astype(np.float32)
+    return [(rng.standard_normal(int(rng.choice(LENGTHS))) * 3 + rng.uniform(-2, 2)).astype(np.float32)
             for _ in range(count)]
 
 
-def test_running_mean_under_jit(learner, reference, rng):
-    batches = _batches(rng, int(rng.integers(4, 8)))
+def _running_means(batches):
+    values = np.concatenate([b.astype(np.float64) for b in batches])
+    ends = np.cumsum([len(b) for b in batches])
+    return [values[:e].mean() for e in ends]
+
+
+def _programs(learner):
+    got = learner.probe(probe_programs, list(LENGTHS))
+    if not isinstance(got["init"], list) or not got["init"]:
+        fail("init_state() returned no arrays: return a pytree of JAX arrays (e.g. a dict of a count and a total).")
+    return [np.asarray(v) for v in got["init"]], got["programs"]
+
+
+def _step(program, state, batch, call):
+    out = run_lowered(program, [*state, batch], what=call)
+    if len(out) != len(state) + 1:
+        fail(f"{call} returned {len(out) - 1} state arrays and a mean; init_state() has {len(state)}: "
+             "new_state must have the same structure as state.")
+    return out[:-1], out[-1]
+
+
+def test_running_mean_under_jit(learner, rng):
+    init, programs = _programs(learner)
+    for _ in range(2):
+        batches = _batches(rng, int(rng.integers(4, 8)))
+        sizes = [len(b) for b in batches]
+        state = init
+        for i, (batch, want) in enumerate(zip(batches, _running_means(batches))):
+            call = f"jax.jit(update) #{i + 1} from init_state() (batch sizes {sizes})"
+            state, mean = _step(programs[str(len(batch))], state, batch, call)
+            assert_close(mean, np.float32(want), what=f"the mean returned by {call}", rtol=1e-5, atol=1e-6,
+                         dtype=np.float32)
+
+
+def test_old_states_stay_valid_under_jit(learner, rng):
+    init, programs = _programs(learner)
+    first, second = _batches(rng, 2)
+    s1, _ = _step(programs[str(len(first))], init, first, "jax.jit(update)(init_state(), batch)")
+    _, m_a = _step(programs[str(len(second))], s1, second, "jax.jit(update) on the state after one batch")
+    _, m_b = _step(programs[str(len(second))], s1, second, "jax.jit(update) on the same state again")
+    _, m_start = _step(programs[str(len(second))], init, second, "jax.jit(update)(init_state(), batch)")
+    assert_close(m_b, m_a, what="jax.jit(update) called twice on the same state and batch")
+    assert_close(m_a, np.float32(_running_means([first, second])[-1]), what="update(state_after_first_batch, "
+                 "second_batch)", rtol=1e-5)
+    assert_close(m_start, np.float32(second.astype(np.float64).mean()), what="update(init_state(), batch) after "
+                 "other updates were made", rtol=1e-5)
+
+
+def test_update_leaves_its_state_alone(learner, rng):
+    batches = _batches(rng, 4)
+    got = learner.probe(probe_eager, batches)
     sizes = [len(b) for b in batches]
-    got = learner.probe(probe_run, batches)
-    want = reference.probe(probe_run, batches)
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert_close(g, w, what=f"the mean returned by the jitted update #{i + 1} (batch sizes {sizes})", rtol=1e-5)
+    for i, (before, after) in enumerate(zip(got["before"], got["after"])):
+        same = len(before) == len(after) and all(
+            np.shape(a) == np.shape(b) and np.array_equal(a, b) for a, b in zip(before, after))
+        if not same:
+            fail(f"update(state, batch) #{i + 1}, called without jit (batch sizes {sizes}), changed the state it "
+                 "was given: the caller's old state is no longer what it was. Build and return a new state "
+                 "(e.g. a new dict) instead of assigning into the one passed in.")
+    for i, (mean, want) in enumerate(zip(got["means"], _running_means(batches))):
+        assert_close(mean, np.float32(want), what=f"the mean returned by update #{i + 1} without jit "
+                     f"(batch sizes {sizes})", rtol=1e-5, atol=1e-6)
+    a, b = got["again"]
+    if not np.allclose(np.asarray(a), np.asarray(b), rtol=1e-6):
+        fail(f"update(state, batch) called twice with the same state and batch gave {a} then {b}: "
+             "update must not change anything outside its return value (a global? an attribute?).")
 
 
-def test_two_runs_from_init_state_agree(learner, reference, rng):
+def test_two_runs_from_init_state_agree(learner, rng):
     batches = _batches(rng, 3)
-    first = learner.probe(probe_run, batches)
-    second = learner.probe(probe_run, batches)
+    first = learner.probe(probe_eager, batches)["means"]
+    second = learner.probe(probe_eager, batches)["means"]
     for i, (a, b) in enumerate(zip(first, second)):
         if not np.allclose(np.asarray(a), np.asarray(b), rtol=1e-6):
             fail(
@@ -59,18 +138,3 @@ def test_two_runs_from_init_state_agree(learner, reference, rng):
                 f"update #{i + 1} ({a} then {b}): the result depends on something other than the state "
                 "passed in (a global or an attribute?)."
             )
-    assert_close(first[-1], reference.probe(probe_run, batches)[-1], what="the final mean")
-
-
-def test_old_states_stay_valid(learner, reference, rng):
-    first, second = _batches(rng, 2)
-    got = learner.probe(probe_replay, first, second)
-    want = reference.probe(probe_replay, first, second)
-    a, b = got["again"]
-    if not np.allclose(np.asarray(a), np.asarray(b), rtol=1e-6):
-        fail(f"update(state, batch) called twice with the same state and batch gave {a} then {b}: "
-             "update must not change anything outside its return value.")
-    assert_close(a, want["again"][0], what="update(state_after_first_batch, second_batch)")
-    assert_close(got["old_state"][0], want["old_state"][0],
-                 what="update(init_state(), batch) after other updates were made")
-    assert_close(got["old_state"][1], want["old_state"][1], what="update on a fresh init_state()")

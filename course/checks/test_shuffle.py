@@ -28,17 +28,18 @@ def probe_shuffle(module, seed, epoch, x, y):
     return {"out": list(out) if isinstance(out, tuple) else out, "perm": perm}
 
 
-def test_each_epoch_is_a_permutation(learner, reference, seed, rng):
+def test_each_epoch_is_a_permutation(learner, seed, rng):
     n = int(rng.integers(20, 60))
     epochs = [0, 1, int(rng.integers(2, 50))]
     got = learner.probe(probe_permutations, seed, epochs, n)
-    want = reference.probe(probe_permutations, seed, epochs, n)
-    for e, g, w in zip(epochs, got, want):
+    for e, g in zip(epochs, got):
         g = np.asarray(g)
         if g.shape != (n,) or g.dtype.kind not in "iu":
             fail(f"epoch_permutation({seed}, {e}, {n}) returned {g.dtype} of shape {g.shape}; expected integers of shape ({n},).")
-        assert_equal(sorted(g.tolist()), sorted(np.asarray(w).tolist()),
-                     what=f"the sorted values of epoch_permutation({seed}, {e}, {n})")
+        assert_equal(sorted(g.tolist()), list(range(n)),
+                     what=f"the sorted values of epoch_permutation({seed}, {e}, {n}) (every index 0..{n - 1} once)")
+        if g.tolist() == list(range(n)):
+            fail(f"epoch_permutation({seed}, {e}, {n}) is the identity order: draw a permutation from the key.")
 
 
 def test_epochs_are_reproducible_in_any_order(learner, seed, rng):
@@ -69,7 +70,7 @@ def test_epochs_and_seeds_differ(learner, seed, rng):
              "were mixed into one number. Make the seed's key, then fold the epoch into it.")
 
 
-def test_shuffle_epoch_keeps_pairs(learner, reference, seed, rng):
+def test_shuffle_epoch_keeps_pairs(learner, seed, rng):
     n, f = int(rng.integers(10, 40)), int(rng.integers(2, 6))
     x = rng.standard_normal((n, f)).astype(np.float32)
     y = rng.integers(0, 2, size=n).astype(np.float32)
@@ -82,6 +83,5 @@ def test_shuffle_epoch_keeps_pairs(learner, reference, seed, rng):
     perm = np.asarray(got["perm"])
     assert_close(out[0], x[perm], what=f"{call}: x_shuffled, against x[epoch_permutation(...)]")
     assert_close(out[1], y[perm], what=f"{call}: y_shuffled, against y[epoch_permutation(...)]")
-    ref = reference.probe(probe_shuffle, seed, epoch, x, y)
-    assert_equal(sorted(np.asarray(out[1]).tolist()), sorted(np.asarray(ref["out"][1]).tolist()),
-                 what=f"{call}: the labels it contains")
+    if sorted(perm.tolist()) != list(range(n)):
+        fail(f"{call}: epoch_permutation({seed}, {epoch}, {n}) is not a permutation of 0..{n - 1}.")

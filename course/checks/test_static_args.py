@@ -1,68 +1,108 @@
 """Checks for static_args: one_hot and pad_batch are jit-compiled with their
-shape-setting argument static, called positionally and by keyword."""
+shape-setting argument static, called positionally and by keyword.
+
+Evidence: `module.one_hot.lower(...)` / `module.pad_batch.lower(...)`, the
+programs of the learner's jitted functions for a shape and a static value the
+check chose. Only a jax.jit-compiled function has `.lower`, and a program that
+takes the array alone (the static argument baked in) and gives the right
+answer here, on values the learner's process never sees, is what the exercise
+asks for. The check also calls both functions in the child on fresh inputs.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from course.engine.checking import assert_close, fail
+from course.engine.evidence import main_signature, run_lowered
+
+LABEL_COUNTS = (6, 11)
+ROWS = (1, 3, 8)
+FEATURES = 4
 
 
-def probe_is_jitted(module, name):
+def probe_lower(module, name, shape, dtype, static_name, static_value, by_keyword):
+    import jax
+
     fn = getattr(module, name)
-    return bool(callable(fn) and hasattr(fn, "lower") and hasattr(fn, "trace"))
+    if not hasattr(fn, "lower"):
+        return {"error": f"`{name}` is a {type(fn).__name__}, not a jax.jit-compiled function"}
+    spec = jax.ShapeDtypeStruct(tuple(shape), dtype)
+    lowered = fn.lower(spec, **{static_name: static_value}) if by_keyword else fn.lower(spec, static_value)
+    return {"program": lowered.as_text()}
 
 
-def probe_one_hot(module, labels, num_classes, by_keyword):
+def probe_call(module, name, x, static_name, static_value, by_keyword):
     import jax.numpy as jnp
 
-    labels = jnp.asarray(labels)
-    if by_keyword:
-        return module.one_hot(labels, num_classes=num_classes)
-    return module.one_hot(labels, num_classes)
-
-
-def probe_pad_batch(module, x, batch_size, by_keyword):
-    import jax.numpy as jnp
-
-    x = jnp.asarray(x)
-    out = module.pad_batch(x, batch_size=batch_size) if by_keyword else module.pad_batch(x, batch_size)
+    fn = getattr(module, name)
+    out = fn(jnp.asarray(x), **{static_name: static_value}) if by_keyword else fn(jnp.asarray(x), static_value)
     return list(out) if isinstance(out, tuple) else out
 
 
-def _require_jitted(learner, name):
-    if not learner.probe(probe_is_jitted, name):
-        fail(f"`{name}` is not a jax.jit-compiled function: wrap it with jax.jit "
-             "(marking the shape argument static).")
+def _program(learner, name, shape, dtype, static_name, value, by_keyword):
+    got = learner.probe(probe_lower, name, list(shape), dtype, static_name, value, by_keyword)
+    call = f"{name}.lower(x, {static_name + '=' if by_keyword else ''}{value})"
+    if "error" in got:
+        fail(f"{got['error']}: wrap it with jax.jit, marking `{static_name}` static "
+             f"(static_argnames=\"{static_name}\").")
+    args, _ = main_signature(got["program"])
+    if len(args) != 1:
+        fail(f"{call}: the compiled program takes {len(args)} arguments; with `{static_name}` static it takes only "
+             "the array. Mark it with static_argnames.")
+    return got["program"]
 
 
-def test_functions_are_jitted(learner):
-    _require_jitted(learner, "one_hot")
-    _require_jitted(learner, "pad_batch")
+def _one_hot(labels, k):
+    return np.eye(k, dtype=np.float32)[labels]
 
 
-def test_one_hot_for_several_class_counts(learner, reference, rng):
-    _require_jitted(learner, "one_hot")
+def _pad(x, batch_size):
+    padded = np.zeros((batch_size, x.shape[1]), np.float32)
+    padded[: len(x)] = x
+    return padded, np.arange(batch_size) < len(x)
+
+
+def test_one_hot_is_jitted_with_num_classes_static(learner, rng):
     for by_keyword in (False, True):
-        for _ in range(2):
-            num_classes = int(rng.integers(2, 11))
-            labels = rng.integers(0, num_classes, size=int(rng.integers(3, 12))).astype(np.int32)
-            call = f"one_hot(labels, {'num_classes=' if by_keyword else ''}{num_classes})"
-            got = learner.probe(probe_one_hot, labels, num_classes, by_keyword)
-            assert_close(got, reference.probe(probe_one_hot, labels, num_classes, by_keyword),
-                         what=f"{call} with labels of shape {labels.shape}")
+        for num_classes in LABEL_COUNTS:
+            n = 9
+            program = _program(learner, "one_hot", (n,), "int32", "num_classes", num_classes, by_keyword)
+            labels = rng.integers(0, num_classes, size=n).astype(np.int32)
+            call = f"one_hot(labels, {'num_classes=' if by_keyword else ''}{num_classes}) for labels of shape ({n},)"
+            out = run_lowered(program, [labels], what=call)
+            if len(out) != 1:
+                fail(f"{call} returns {len(out)} arrays; expected one.")
+            assert_close(out[0], _one_hot(labels, num_classes), what=call, dtype=np.float32)
 
 
-def test_pad_batch_pads_and_masks(learner, reference, rng):
-    _require_jitted(learner, "pad_batch")
+def test_pad_batch_is_jitted_with_batch_size_static(learner, rng):
     for by_keyword in (False, True):
-        batch_size = int(rng.integers(4, 17))
-        for n in sorted({1, int(rng.integers(1, batch_size + 1)), batch_size}):
-            x = rng.standard_normal((n, int(rng.integers(2, 6)))).astype(np.float32)
+        batch_size = 8
+        for n in ROWS:
+            program = _program(learner, "pad_batch", (n, FEATURES), "float32", "batch_size", batch_size, by_keyword)
+            x = rng.standard_normal((n, FEATURES)).astype(np.float32)
             call = f"pad_batch(x, {'batch_size=' if by_keyword else ''}{batch_size}) with x of shape {x.shape}"
-            got = learner.probe(probe_pad_batch, x, batch_size, by_keyword)
-            want = reference.probe(probe_pad_batch, x, batch_size, by_keyword)
-            if not isinstance(got, list) or len(got) != 2:
-                fail(f"{call} must return a pair (padded, mask), got {type(got).__name__}.")
-            assert_close(got[0], want[0], what=f"{call}: padded")
-            assert_close(got[1], want[1], what=f"{call}: mask")
+            out = run_lowered(program, [x], what=call)
+            if len(out) != 2:
+                fail(f"{call} must return a pair (padded, mask), got {len(out)} arrays.")
+            want_padded, want_mask = _pad(x, batch_size)
+            assert_close(out[0], want_padded, what=f"{call}: padded", dtype=np.float32)
+            assert_close(out[1], want_mask, what=f"{call}: mask", dtype=np.bool_)
+
+
+def test_calls_positionally_and_by_keyword(learner, rng):
+    for by_keyword in (False, True):
+        k = LABEL_COUNTS[int(rng.integers(len(LABEL_COUNTS)))]
+        labels = rng.integers(0, k, size=9).astype(np.int32)
+        call = f"one_hot(labels, {'num_classes=' if by_keyword else ''}{k})"
+        assert_close(learner.probe(probe_call, "one_hot", labels, "num_classes", k, by_keyword),
+                     _one_hot(labels, k), what=call, dtype=np.float32)
+        x = rng.standard_normal((ROWS[int(rng.integers(len(ROWS)))], FEATURES)).astype(np.float32)
+        call = f"pad_batch(x, {'batch_size=' if by_keyword else ''}8) with x of shape {x.shape}"
+        got = learner.probe(probe_call, "pad_batch", x, "batch_size", 8, by_keyword)
+        if not isinstance(got, list) or len(got) != 2:
+            fail(f"{call} must return a pair (padded, mask), got {type(got).__name__}.")
+        want_padded, want_mask = _pad(x, 8)
+        assert_close(got[0], want_padded, what=f"{call}: padded", dtype=np.float32)
+        assert_close(got[1], want_mask, what=f"{call}: mask")

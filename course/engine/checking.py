@@ -75,17 +75,46 @@ def _preview(value: Any, limit: int = 300) -> str:
 
 
 def _numeric_kind(x: Any) -> str | None:
-    if isinstance(x, bool) or (isinstance(x, np.ndarray) and x.dtype.kind == "b"):
+    if isinstance(x, (np.ndarray, np.generic)):
+        kind = x.dtype.kind
+        return {"b": "bool", "i": "int", "u": "int"}.get(kind, kind if kind in "fc" else None)
+    if isinstance(x, bool):
         return "bool"
-    if isinstance(x, (int, float)) or (isinstance(x, np.ndarray) and x.dtype.kind in "iufc"):
-        if isinstance(x, np.ndarray):
-            return "int" if x.dtype.kind in "iu" else x.dtype.kind
-        return "int" if isinstance(x, int) else "f"
+    if isinstance(x, int):
+        return "int"
+    if isinstance(x, (float, complex)):
+        return "f" if isinstance(x, float) else "c"
     return None
 
 
-def assert_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """`got` (the learner's) matches `want` (the reference's): kind, shape, dtype kind, values."""
+def _dtype_problem(got: Any, want: Any, dtype: Any) -> str | None:
+    """Why `got`'s dtype is not acceptable, or None.
+
+    `dtype` names the dtype the statement asks for. Without one, two arrays of
+    floating point must have the same dtype (float64 where the reference makes
+    float32 is a mistake, not rounding); a Python or NumPy scalar is compared by
+    kind, since a statement that asks for "a number" accepts any float.
+    """
+    if dtype is not None:
+        want_dtype = np.dtype(dtype)
+        got_dtype = got.dtype if isinstance(got, (np.ndarray, np.generic)) else None
+        if got_dtype != want_dtype:
+            have = f"dtype {got_dtype}" if got_dtype is not None else f"a Python {type(got).__name__}"
+            return f"expected dtype {want_dtype}, got {have}"
+        return None
+    if (isinstance(got, np.ndarray) and isinstance(want, np.ndarray) and want.dtype.kind in "fc"
+            and got.dtype != want.dtype):
+        return f"expected dtype {want.dtype}, got dtype {got.dtype}"
+    return None
+
+
+def assert_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-6,
+                 dtype: Any = None) -> None:
+    """`got` (the learner's) matches `want` (the reference's): kind, shape, dtype and values.
+
+    Floating-point arrays must have the reference's exact dtype; pass `dtype=` where
+    the statement names one (it is then required of scalars too).
+    """
     if got is None and want is not None:
         raise CheckFailure(f"{what}: got None, expected {describe(want)}. Did you forget a `return`?", "no_result")
     kind_got, kind_want = _numeric_kind(got), _numeric_kind(want)
@@ -102,6 +131,10 @@ def assert_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: fl
             f"{what}: expected a {_kind_name(kind_want)} result ({describe(want)}), "
             f"got a {_kind_name(kind_got)} one ({describe(got)})."
         )
+    problem = _dtype_problem(got, want, dtype)
+    if problem:
+        fail(f"{what}: {problem}. Keep the dtype the exercise asks for: check the dtype of "
+             "your inputs and constants (NumPy makes float64 by default, JAX float32).")
     if kind_want == "bool" or kind_want == "int":
         ok = np.array_equal(g, w)
     else:
@@ -122,7 +155,8 @@ def _kind_name(kind: str) -> str:
     return {"bool": "bool", "int": "integer", "f": "floating-point", "c": "complex"}.get(kind, kind)
 
 
-def assert_tree_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+def assert_tree_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-6,
+                      dtype: Any = None) -> None:
     """Same structure (dict keys, sequence lengths); every leaf compared with `assert_close`."""
     if got is None and want is not None:
         raise CheckFailure(f"{what}: got None, expected {describe(want)}. Did you forget a `return`?", "no_result")
@@ -135,7 +169,7 @@ def assert_tree_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, ato
             parts = [f"missing keys {missing}" if missing else "", f"unexpected keys {extra}" if extra else ""]
             fail(f"{what}: the structure differs: " + "; ".join(p for p in parts if p) + ".")
         for k in want:
-            assert_tree_close(got[k], want[k], what=f"{what}[{k!r}]", rtol=rtol, atol=atol)
+            assert_tree_close(got[k], want[k], what=f"{what}[{k!r}]", rtol=rtol, atol=atol, dtype=dtype)
         return
     if isinstance(want, (list, tuple)):
         if not isinstance(got, (list, tuple)):
@@ -143,9 +177,9 @@ def assert_tree_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, ato
         if len(got) != len(want):
             fail(f"{what}: expected {len(want)} items, got {len(got)}.")
         for i, (g, w) in enumerate(zip(got, want)):
-            assert_tree_close(g, w, what=f"{what}[{i}]", rtol=rtol, atol=atol)
+            assert_tree_close(g, w, what=f"{what}[{i}]", rtol=rtol, atol=atol, dtype=dtype)
         return
-    assert_close(got, want, what=what, rtol=rtol, atol=atol)
+    assert_close(got, want, what=what, rtol=rtol, atol=atol, dtype=dtype)
 
 
 def assert_equal(got: Any, want: Any, *, what: str) -> None:
@@ -171,6 +205,14 @@ def assert_equal(got: Any, want: Any, *, what: str) -> None:
             fail(f"{what}: expected {len(want)} items, got {len(got)}.")
         for i, (g, w) in enumerate(zip(got, want)):
             assert_equal(g, w, what=f"{what}[{i}]")
+        return
+    if isinstance(got, np.generic) and not isinstance(want, np.generic) and type(want) in (float, complex) \
+            and isinstance(got, type(want)):
+        got = type(want)(got)  # np.float64 is a Python float
+    if isinstance(want, np.generic) or isinstance(got, np.generic):
+        if not (isinstance(want, np.generic) and isinstance(got, np.generic)) or got.dtype != want.dtype \
+                or not np.array_equal(got, want):
+            fail(f"{what}: expected {_preview(want)} ({describe(want)}), got {_preview(got)} ({describe(got)}).")
         return
     # bool is an int subclass: True must not pass for 1, nor 1.0 for 1.
     if type(got) is not type(want) or got != want:

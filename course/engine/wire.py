@@ -1,7 +1,9 @@
 """Plain data: the only thing that crosses between a check and the learner's process.
 
 Plain data is None, bool, int, float, str, lists, tuples, dicts with str keys,
-and NumPy arrays of numeric or bool dtype. `to_plain` (run in the learner's
+NumPy arrays of numeric or bool dtype, and NumPy scalars of those dtypes (a
+`np.float64` stays a scalar: it is a `float`, and an exercise that asks for a
+Python float accepts it). `to_plain` (run in the learner's
 process) turns JAX arrays, typed PRNG keys, `nnx.State` and other pytrees into
 that; anything else raises `NotPlainData`, so an object with a rigged `__eq__`
 never reaches the check.
@@ -62,6 +64,8 @@ def _to_plain(value: Any, where: str, depth: int) -> Any:
             arr = arr.astype(np.float32)  # bfloat16 / float8 (ml_dtypes): compare as float32
         if arr.dtype.kind not in _ARRAY_KINDS:
             raise NotPlainData(f"{where} is a NumPy array of dtype {arr.dtype}; only numeric and bool arrays are plain data")
+        if isinstance(value, np.generic):
+            return arr[()]  # a fresh scalar of NumPy's own type, never the learner's subclass
         return np.array(arr, copy=True)
     converted = _convert_library_value(value, where, depth)
     if converted is not _UNKNOWN:
@@ -136,6 +140,8 @@ def _enc(value: Any) -> Any:
         return {"t": [_enc(v) for v in value]}
     if type(value) is dict:
         return {"d": {k: _enc(v) for k, v in value.items()}}
+    if isinstance(value, np.generic) and type(value) is np.dtype(type(value)).type:
+        return {"s": base64.b64encode(value.tobytes()).decode("ascii"), "dtype": value.dtype.str}
     if type(value) is np.ndarray:
         arr = np.ascontiguousarray(value).reshape(value.shape)  # ascontiguousarray makes 0-d arrays 1-d
         return {
@@ -168,7 +174,7 @@ def _dec(raw: Any, depth: int) -> Any:
         raise DecodeError("nested too deeply")
     if raw is None or type(raw) in (bool, int, str):
         return raw
-    if type(raw) is not dict or len(raw) not in (1, 3):
+    if type(raw) is not dict or len(raw) not in (1, 2, 3):
         raise DecodeError(f"unexpected value of type {type(raw).__name__}")
     if len(raw) == 1:
         (tag, body), = raw.items()
@@ -183,7 +189,20 @@ def _dec(raw: Any, depth: int) -> Any:
         if tag == "d" and type(body) is dict:
             return {str(k): _dec(v, depth + 1) for k, v in body.items()}
         raise DecodeError(f"unknown tag {tag!r}")
+    if len(raw) == 2:
+        return _dec_scalar(raw)
     return _dec_array(raw)
+
+
+def _dec_scalar(raw: dict) -> np.generic:
+    try:
+        dtype = np.dtype(str(raw["dtype"]))
+        buf = base64.b64decode(raw["s"], validate=True)
+    except (KeyError, TypeError, ValueError) as e:
+        raise DecodeError(f"bad scalar: {e}") from None
+    if dtype.kind not in _ARRAY_KINDS or dtype.hasobject or dtype.shape != () or len(buf) != dtype.itemsize:
+        raise DecodeError(f"bad scalar of dtype {dtype}")
+    return np.frombuffer(buf, dtype=dtype)[0]
 
 
 def _dec_array(raw: dict) -> np.ndarray:

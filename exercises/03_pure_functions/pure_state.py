@@ -24,12 +24,14 @@ Write the pure version:
    (shape `()`) array: the mean of every value in every batch passed so far
    along this chain of states.
 
-`update` must be pure: no globals, no attributes, no `.item()`; the old state
-stays valid (calling `update` again on it gives the same result), and it must
-work under `jax.jit`.
+`update` must be pure: no globals, no attributes, no `.item()`; it never
+changes the state it is given (build and return a new one, do not assign into
+the dict passed in), so the old state stays valid (calling `update` again on it
+gives the same result); and it must work under `jax.jit`.
 
 What is checked: `jax.jit(update)` over random sequences of batches, compared
-with the reference means; replaying from an old state; two runs from
+with the running means; replaying from an old state; `update` called without
+jit, which must leave the state it is given unchanged; two runs from
 `init_state()` giving the same results.
 """
 

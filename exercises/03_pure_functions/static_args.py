@@ -21,9 +21,10 @@ a decorator) that work when called either way:
    bool array of shape `(batch_size,)`, True for the rows that came from `x`.
    (Padding every batch to one shape means the training step compiles once.)
 
-What is checked: that both names are jit-compiled functions, and their results
-for several `num_classes` / `batch_size` values and input shapes, passed
-positionally and by keyword, compared with the reference.
+What is checked: that both names are jit-compiled functions whose compiled
+program takes the array alone (`one_hot.lower(labels, 5)` works, the static
+argument baked in), and their results for several `num_classes` /
+`batch_size` values and input shapes, passed positionally and by keyword.
 """
 
 from functools import partial

@@ -24,7 +24,8 @@ which consuming a key twice raises `KeyReuseError`.
 What is checked: the mask's dtype and shape; the same key gives the same mask
 and different keys different masks; the fraction kept is close to `1 - rate`;
 `dropout` agrees with your own `dropout_mask`; `dropout` and `dropout_layers`
-under `jax.jit`; the layers' masks are different; no key is reused.
+under `jax.jit`; the layers' masks are different from each other and change
+with `key`; no key is reused.
 """
 
 import jax

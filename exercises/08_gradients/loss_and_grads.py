@@ -24,10 +24,10 @@ returning one logit per row, shape `(batch, 1)`. Write two functions.
        model.zero_grad(); loss = ...; loss.backward()
        grads = {name: p.grad for name, p in model.named_parameters()}
 
-What the checks do: build an MLP of a random size with a random seed, call your
-functions on random data, and compare loss, accuracy and every gradient with a
-reference solution; then compare your gradients on a tiny model with central
-finite differences computed in float64; and check that the model is unchanged.
+What the checks do: build an MLP with parameters drawn at check time, call your
+functions on random data, and compare loss, accuracy (both float32 scalars) and
+every gradient with values the check computes itself in float64, on a tiny model
+too; and check that the model is unchanged.
 """
 
 from __future__ import annotations

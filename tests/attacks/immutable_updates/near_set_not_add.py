@@ -1,0 +1,13 @@
+"""Near miss: scatter_add_rows with x.at[index].add replaced by a gather-add-set, so repeated indices keep one update."""
+
+import jax.numpy as jnp
+
+MESSAGE = r"named twice.*accumulate"
+
+
+def masked_fill(x, mask, value):
+    return jnp.where(mask, value, x)
+
+
+def scatter_add_rows(x, index, src):
+    return x.at[index].set(x[index] + src)

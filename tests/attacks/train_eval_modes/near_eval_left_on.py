@@ -1,0 +1,23 @@
+"""Near miss: predict switches the model to evaluation mode with model.eval() and leaves it there."""
+
+import jax
+from flax import nnx
+
+
+class Classifier(nnx.Module):
+    def __init__(self, in_features, hidden, out_features, *, dropout_rate=0.5, rngs):
+        self.linear1 = nnx.Linear(in_features, hidden, rngs=rngs)
+        self.norm = nnx.BatchNorm(hidden, momentum=0.9, rngs=rngs)
+        self.dropout = nnx.Dropout(dropout_rate, rngs=rngs)
+        self.linear2 = nnx.Linear(hidden, out_features, rngs=rngs)
+
+    def __call__(self, x):
+        h = nnx.relu(self.norm(self.linear1(x)))
+        return self.linear2(self.dropout(h))
+
+MESSAGE = r"left in evaluation mode"
+
+
+def predict(model, x):
+    model.eval()
+    return model(x)

@@ -1,0 +1,97 @@
+"""Hostile and near-miss learner files: every one must FAIL its exercise's check.
+
+tests/attacks/<exercise>/<case>.py are learner files. Cases named `near_*.py` are
+plausible mistakes; the others are cheats (delegation to the reference, library
+patching, frame walking). The first line of each file's docstring says what it
+attempts. A case fails its exercise with a learner's cause, never `check_error`
+(that would be a bug of the course), and leaves the course's files as they were.
+
+Cases named `delegate_*.py` read the reference from the course's folders; they
+can only fail where the child cannot see those folders. Until the sandbox says
+so (`course.engine.sandbox.ISOLATION` set), one that passes is an expected
+failure, and one that fails must still fail for a learner's cause.
+
+A near miss declares `MESSAGE = r"..."` (a literal, read from the source: case
+files are never imported here): a regular expression the failure message must
+match, so that the learner is told what the mistake is.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from course.catalog import load_catalog
+from course.engine import sandbox
+from course.engine.runner import CheckSession
+
+ATTACKS = Path(__file__).parent / "attacks"
+CATALOG = load_catalog()
+GUARDED = ("solutions", "course/checks", "exercises", "lessons")
+
+
+def _cases() -> list:
+    cases = []
+    for path in sorted(ATTACKS.glob("*/*.py")):
+        cases.append(pytest.param(path.parent.name, path, id=f"{path.parent.name}-{path.stem}"))
+    return cases
+
+
+def _literal(path: Path, name: str) -> str | None:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
+            return ast.literal_eval(node.value)
+    return None
+
+
+def _snapshot() -> dict[str, tuple[int, int]]:
+    files = {}
+    for folder in GUARDED:
+        for p in (CATALOG.root / folder).rglob("*"):
+            if p.is_file() and "__pycache__" not in p.parts:
+                st = p.stat()
+                files[str(p)] = (st.st_size, st.st_mtime_ns)
+    return files
+
+
+@pytest.fixture(scope="module")
+def session():
+    with CheckSession() as s:
+        yield s
+
+
+def test_every_exercise_named_by_a_case_exists():
+    names = {ex.name for ex in CATALOG.exercises}
+    unknown = sorted({p.parent.name for p in ATTACKS.glob("*/*.py")} - names)
+    assert not unknown, f"attack folders for exercises that do not exist: {unknown}"
+
+
+def test_every_case_says_what_it_attempts():
+    for path in ATTACKS.glob("*/*.py"):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        assert doc and doc.strip().splitlines()[0].strip(), f"{path} has no docstring saying what it attempts"
+        if path.stem.startswith("near_"):
+            assert _literal(path, "MESSAGE"), f"{path} is a near miss without MESSAGE"
+
+
+@pytest.mark.parametrize("name, path", _cases())
+def test_case_fails(session: CheckSession, name: str, path: Path) -> None:
+    ex = CATALOG.exercise(name)
+    before = _snapshot()
+    seed = int(os.environ["JAXLINGS_SEED"]) if os.environ.get("JAXLINGS_SEED") else None
+    result = session.run(ex, learner_file=path, seed=seed)
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))).splitlines()[0]
+    if result.passed and path.stem.startswith("delegate_") and not getattr(sandbox, "ISOLATION", None):
+        pytest.xfail("the child can still read the course's folders")
+    assert not result.passed, f"{path.name} ({doc}) passes the check of {name}"
+    assert result.cause != "check_error", f"{path.name}: the check errors instead of failing it:\n{result.message}"
+    expected = _literal(path, "MESSAGE")
+    if expected:
+        assert re.search(expected, result.message, re.IGNORECASE | re.DOTALL), (
+            f"{path.name} ({doc}) fails, but the message does not name the mistake "
+            f"(expected /{expected}/):\n{result.message}")
+    assert _snapshot() == before, f"{path.name} changed the course's files"
