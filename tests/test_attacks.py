@@ -7,9 +7,9 @@ attempts. A case fails its exercise with a learner's cause, never `check_error`
 (that would be a bug of the course), and leaves the course's files as they were.
 
 Cases named `delegate_*.py` read the reference from the course's folders; they
-can only fail where the child cannot see those folders. Until the sandbox says
-so (`course.engine.sandbox.ISOLATION` set), one that passes is an expected
-failure, and one that fails must still fail for a learner's cause.
+can only fail where the child cannot see those folders. Where the machine gives
+no sandbox (the session's isolation is a plain process), one that passes is an
+expected failure, and one that fails must still fail for a learner's cause.
 
 A near miss declares `MESSAGE = r"..."` (a literal, read from the source: case
 files are never imported here): a regular expression the failure message must
@@ -26,7 +26,6 @@ from pathlib import Path
 import pytest
 
 from course.catalog import load_catalog
-from course.engine import sandbox
 from course.engine.runner import CheckSession
 
 ATTACKS = Path(__file__).parent / "attacks"
@@ -78,6 +77,10 @@ def test_every_case_says_what_it_attempts():
             assert _literal(path, "MESSAGE"), f"{path} is a near miss without MESSAGE"
 
 
+def _sandboxed(session: CheckSession) -> bool:
+    return bool(getattr(session.isolation, "sandboxed", False))
+
+
 @pytest.mark.parametrize("name, path", _cases())
 def test_case_fails(session: CheckSession, name: str, path: Path) -> None:
     ex = CATALOG.exercise(name)
@@ -85,7 +88,7 @@ def test_case_fails(session: CheckSession, name: str, path: Path) -> None:
     seed = int(os.environ["JAXLINGS_SEED"]) if os.environ.get("JAXLINGS_SEED") else None
     result = session.run(ex, learner_file=path, seed=seed)
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))).splitlines()[0]
-    if result.passed and path.stem.startswith("delegate_") and not getattr(sandbox, "ISOLATION", None):
+    if result.passed and path.stem.startswith("delegate_") and not _sandboxed(session):
         pytest.xfail("the child can still read the course's folders")
     assert not result.passed, f"{path.name} ({doc}) passes the check of {name}"
     assert result.cause != "check_error", f"{path.name}: the check errors instead of failing it:\n{result.message}"

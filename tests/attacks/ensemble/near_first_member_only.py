@@ -1,5 +1,8 @@
 """Near miss: every member's prediction uses member 0's parameters."""
 
+MESSAGE = r"not what the ensemble's own parameters give"
+
+
 
 import jax
 import jax.numpy as jnp

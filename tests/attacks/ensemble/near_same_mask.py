@@ -1,5 +1,8 @@
 """Near miss: the Dropout's Rngs are broadcast under nnx.vmap, so every copy has the same mask."""
 
+MESSAGE = r"have the same mask.*split_rngs"
+
+
 
 import jax
 import jax.numpy as jnp

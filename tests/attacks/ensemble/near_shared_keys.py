@@ -1,5 +1,8 @@
 """Near miss: the constructor is vmapped without split_rngs, so all members are identical."""
 
+MESSAGE = r"members \d and \d have the same .*split_rngs"
+
+
 
 import jax
 import jax.numpy as jnp

@@ -1,5 +1,8 @@
 """Near miss: the clipping norm is taken over the body's gradients too."""
 
+MESSAGE = r"differs from the reference's.*clipping"
+
+
 
 import jax
 import jax.numpy as jnp

@@ -1,5 +1,8 @@
 """Near miss: optax.adamw's own default weight decay (1e-4), not PyTorch's 0.01."""
 
+MESSAGE = r"differs from the reference's.*weight_decay=0\.01"
+
+
 
 import jax
 import jax.numpy as jnp

@@ -1,5 +1,8 @@
 """Near miss: an update on every call; accumulation forgotten."""
 
+MESSAGE = r"accumulate=\d it may change only|first real update"
+
+
 
 import jax
 import jax.numpy as jnp

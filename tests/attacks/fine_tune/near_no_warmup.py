@@ -1,5 +1,8 @@
 """Near miss: a constant learning rate, no warm-up."""
 
+MESSAGE = r"first real update.*warm-up"
+
+
 
 import jax
 import jax.numpy as jnp

@@ -1,5 +1,8 @@
 """Near miss: the body 'frozen' by zeroing its gradient, so AdamW's decay still moves it."""
 
+MESSAGE = r"body\.(kernel|bias) changed.*frozen"
+
+
 
 import jax
 import jax.numpy as jnp

@@ -1,5 +1,8 @@
 """Near miss: the norm clamped afterwards with jnp.maximum; the gradient is still NaN."""
 
+MESSAGE = r"non-finite entries.*where"
+
+
 
 import jax
 import jax.numpy as jnp

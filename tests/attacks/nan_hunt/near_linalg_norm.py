@@ -1,5 +1,8 @@
 """Near miss: jnp.linalg.norm, whose gradient is NaN on a row of zeros."""
 
+MESSAGE = r"non-finite entries.*where"
+
+
 
 import jax
 import jax.numpy as jnp

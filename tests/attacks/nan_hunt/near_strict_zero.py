@@ -1,5 +1,8 @@
 """Near miss: the check lets an exact zero through (x >= 0), but log(0) is -inf."""
 
+MESSAGE = r"non-positive element"
+
+
 
 import jax
 import jax.numpy as jnp

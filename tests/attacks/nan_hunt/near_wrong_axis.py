@@ -1,5 +1,8 @@
 """Near miss: the norm over the first axis instead of the last."""
 
+MESSAGE = r"along the last axis"
+
+
 
 import jax
 import jax.numpy as jnp

@@ -1,6 +1,10 @@
 """Near miss: nnx.BatchNorm left at its default momentum, 0.99."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"default momentum, 0\.99"
 
 import jax
 import numpy as np

@@ -1,6 +1,10 @@
 """Near miss: conv kernels transposed with (3, 2, 1, 0), so kH and kW are swapped."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"kH and kW swapped"
 
 import jax
 import numpy as np

@@ -1,6 +1,10 @@
 """Near miss: running_mean and running_var swapped when converting BatchNorm."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"mean and var are swapped"
 
 import jax
 import numpy as np

@@ -1,6 +1,10 @@
 """Near miss: predict feeds the NCHW images to the model as they are."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"NCHW"
 
 import jax
 import numpy as np

@@ -1,6 +1,10 @@
 """Near miss: the first Linear's weight transposed but its rows left in PyTorch's (C, H, W) order."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"flatten order"
 
 import jax
 import numpy as np

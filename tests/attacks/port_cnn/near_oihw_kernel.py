@@ -1,6 +1,10 @@
 """Near miss: conv kernels kept in PyTorch's (out, in, kH, kW) layout."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"\(out, in, kH, kW\) layout"
 
 import jax
 import numpy as np

@@ -1,6 +1,10 @@
 """Near miss: predict reshapes NCHW images to NHWC instead of transposing them."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"reshaped to NHWC"
 
 import jax
 import numpy as np

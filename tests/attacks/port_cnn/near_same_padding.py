@@ -1,6 +1,10 @@
 """Near miss: conv2 (stride 2) pads with 'SAME', which pads (0, 1) where PyTorch's padding=1 pads (1, 1)."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"pads like padding='SAME'"
 
 import jax
 import numpy as np

@@ -1,6 +1,10 @@
 """Near miss: momentum=0.1 copied from PyTorch into nnx.BatchNorm, where it weighs the old value."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"momentum=0\.1 copied from PyTorch"
 
 import jax
 import numpy as np

@@ -1,6 +1,10 @@
 """Near miss: predict leaves the model in train mode, so BatchNorm uses the batch's statistics."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"evaluation"
 
 import jax
 import numpy as np

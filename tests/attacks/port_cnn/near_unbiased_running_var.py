@@ -1,6 +1,10 @@
 """Near miss: BatchNorm rewritten to update the running var with the unbiased batch variance, as PyTorch does."""
 
+
 from __future__ import annotations
+
+
+MESSAGE = r"unbiased"
 
 import jax
 import numpy as np
