@@ -94,7 +94,10 @@ def test_case_fails(session: CheckSession, name: str, path: Path) -> None:
     assert result.cause != "check_error", f"{path.name}: the check errors instead of failing it:\n{result.message}"
     expected = _literal(path, "MESSAGE")
     if expected:
-        assert re.search(expected, result.message, re.IGNORECASE | re.DOTALL), (
+        # Every failing check is shown to the learner (`jaxlings check`, the app): the mistake
+        # may be named by any of them, not only by the first.
+        shown = "\n".join([result.message, *(c.message for c in result.checks if c.outcome != "passed")])
+        assert re.search(expected, shown, re.IGNORECASE | re.DOTALL), (
             f"{path.name} ({doc}) fails, but the message does not name the mistake "
             f"(expected /{expected}/):\n{result.message}")
     assert _snapshot() == before, f"{path.name} changed the course's files"
