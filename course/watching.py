@@ -187,10 +187,13 @@ class WatchLoop:
     def _check_until_quiet(self) -> bool:
         """Check; check again while saves arrived meanwhile. True if `q` was pressed."""
         while True:
-            self._run_check()
+            result = self._run_check()
+            # What arrived during the check is taken off the queue *before* the verdict
+            # and its keys are shown: a key pressed after the learner saw "h hint" is
+            # then never mistaken for one typed during the check.
             again = False
             quit_pressed = False
-            while True:  # what arrived during the check
+            while True:
                 try:
                     kind, value = self.events.get_nowait()
                 except queue.Empty:
@@ -201,12 +204,14 @@ class WatchLoop:
                     quit_pressed = True
                 elif kind not in ("saved", "key"):
                     self._backlog.append((kind, value))
+            self._show(result)
             if quit_pressed:
                 return True
             if not again:
                 return False
 
-    def _run_check(self) -> None:
+    def _run_check(self) -> Any:
+        """Check and record the verdict; showing it is the caller's part."""
         import contextlib
 
         guard = self.checking(self.exercise) if self.checking else contextlib.nullcontext()
@@ -215,7 +220,7 @@ class WatchLoop:
         self.checks_run += 1
         self.passed = bool(result.passed)
         self._record(result)
-        self._show(result)
+        return result
 
     def _on_key(self, key: str) -> int | None:
         key = key.lower()
