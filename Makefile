@@ -4,19 +4,39 @@ PYTHON ?= python3
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test lab bench clean
+# The translations: course/locale/<lang>/LC_MESSAGES/<domain>.po are the sources, kept in git;
+# the .mo files are compiled from them here (and again at run time if they are stale).
+LOCALES := course/locale
+MO      := $(patsubst %.po,%.mo,$(wildcard $(LOCALES)/*/LC_MESSAGES/*.po))
 
-course: $(STAMP)
+.PHONY: course test lab bench clean catalogs
+
+course: $(STAMP) $(MO)
 	$(VENV)/bin/jaxlings
 
-test: $(STAMP)
+test: $(STAMP) $(MO)
 	$(VENV)/bin/python -m pytest
 
-lab: $(STAMP)
+lab: $(STAMP) $(MO)
 	$(VENV)/bin/jaxlings train
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/train_variants.py
+
+%.mo: %.po $(STAMP)
+	$(VENV)/bin/pybabel -q compile -i $< -o $@
+
+# After changing English text: extract it again and merge it into every language's .po
+# (new messages arrive untranslated; tests/test_i18n.py fails until they are translated).
+catalogs: $(STAMP)
+	$(VENV)/bin/pybabel -q extract -F babel-ui.cfg -k N_ --sort-by-file --no-wrap -c "" \
+	  --project jaxlings -o $(LOCALES)/jaxlings.pot course
+	$(VENV)/bin/pybabel -q extract -F babel-content.cfg --sort-by-file --no-wrap \
+	  --project jaxlings -o $(LOCALES)/content.pot .
+	for domain in jaxlings content; do \
+	  $(VENV)/bin/pybabel -q update -D $$domain -i $(LOCALES)/$$domain.pot -d $(LOCALES) \
+	    --no-wrap --ignore-obsolete --no-fuzzy-matching; done
+	rm -f $(LOCALES)/*.pot
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)

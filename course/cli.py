@@ -11,6 +11,8 @@ import argparse
 import importlib
 import sys
 
+from course.i18n import LANGUAGES, normalize, resolve_language, set_language
+
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("course.commands", "show lessons, exercises and your progress"),
@@ -36,6 +38,8 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     from course import __version__
 
     parser.add_argument("--version", action="version", version=f"jaxlings {__version__}")
+    parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="{" + ",".join(sorted(LANGUAGES)) + "}",
+                        help="the language of the course (default: JAXLINGS_LANG, the app's setting, the locale)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -63,7 +67,32 @@ def main(argv: list[str] | None = None) -> int:
         return _reader_went_away()
 
 
+def take_lang(argv: list[str]) -> tuple[str | None, list[str]]:
+    """Split a leading `--lang X` / `--lang=X` off the command line (it may come before the command)."""
+    rest: list[str] = []
+    lang = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            rest.extend(argv[i:])
+            break
+        if a == "--lang" and i + 1 < len(argv):
+            lang, i = argv[i + 1], i + 2
+            continue
+        if a.startswith("--lang="):
+            lang, i = a.split("=", 1)[1], i + 1
+            continue
+        rest.append(a)
+        i += 1
+    return lang, rest
+
+
 def _main(argv: list[str]) -> int:
+    lang, argv = take_lang(argv)
+    if lang is not None and normalize(lang) is None:
+        build_parser().parse_args(["--lang", lang])  # argparse's own error: the choices, exit 2
+    set_language(resolve_language(lang))
     command = next((a for a in argv if not a.startswith("-")), None)
     if command is None and not any(a in ("-h", "--help", "--version") for a in argv):
         from course.tui.launch import run_app

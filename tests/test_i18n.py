@@ -1,0 +1,168 @@
+"""The Japanese edition stays in step with the English one.
+
+- every lesson has `lessons/ja/<same file>`, with the same code blocks (fences included),
+  byte for byte and in the same order, and the same heading structure;
+- every message the code and the course content hand to gettext has a Japanese
+  translation: none missing, empty or fuzzy; the catalogs compile;
+- the language is chosen by --lang, JAXLINGS_LANG, the saved setting, the locale, in that order.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from course import i18n
+from course.catalog import load_catalog
+from course.lessons import FENCE_RE
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ROOT / "lessons"
+LESSON_FILES = sorted(p.name for p in LESSONS.glob("[0-9][0-9]_*.md"))
+
+
+def fenced_blocks(text: str) -> list[str]:
+    """Every fenced block, opening and closing fence lines included, exactly as written."""
+    blocks: list[str] = []
+    lines = text.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        m = FENCE_RE.match(lines[i].rstrip("\n"))
+        if m:
+            fence = m["fence"]
+            j = i + 1
+            while j < len(lines) and not re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", lines[j].rstrip("\n")):
+                j += 1
+            blocks.append("".join(lines[i:j + 1]))
+            i = j + 1
+        else:
+            i += 1
+    return blocks
+
+
+def heading_levels(text: str) -> list[int]:
+    """The levels of the Markdown headings outside code blocks, in order."""
+    levels = []
+    inside = None
+    for line in text.splitlines():
+        m = FENCE_RE.match(line)
+        if m and inside is None:
+            inside = m["fence"][0]
+            continue
+        if inside is not None:
+            if line.strip().startswith(inside * 3):
+                inside = None
+            continue
+        h = re.match(r"^(#{1,6})\s", line)
+        if h:
+            levels.append(len(h[1]))
+    return levels
+
+
+def test_the_course_manifest_and_the_lesson_files_agree():
+    catalog = load_catalog(ROOT)
+    assert sorted(lesson.file for lesson in catalog.lessons) == LESSON_FILES
+
+
+@pytest.mark.parametrize("name", LESSON_FILES)
+def test_japanese_lesson_has_the_same_code_blocks_and_headings(name):
+    english = (LESSONS / name).read_text(encoding="utf-8")
+    ja_path = LESSONS / "ja" / name
+    assert ja_path.is_file(), f"lessons/ja/{name} is missing: every lesson has a Japanese edition"
+    japanese = ja_path.read_text(encoding="utf-8")
+    en_blocks, ja_blocks = fenced_blocks(english), fenced_blocks(japanese)
+    assert len(ja_blocks) == len(en_blocks), f"lessons/ja/{name}: {len(ja_blocks)} code blocks, English has {len(en_blocks)}"
+    for k, (en, ja) in enumerate(zip(en_blocks, ja_blocks), 1):
+        assert ja == en, f"lessons/ja/{name}: code block {k} differs from the English one:\n{en}\n---\n{ja}"
+    assert heading_levels(japanese) == heading_levels(english), f"lessons/ja/{name}: the headings differ in structure"
+    prose = re.sub("|".join(map(re.escape, ja_blocks)) or "$^", "", japanese)
+    assert re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", prose), f"lessons/ja/{name}: the prose is not in Japanese"
+
+
+def test_fenced_blocks_sees_a_changed_character():
+    text = "# T\n\n```python\nx = 1\n```\n\nprose\n\n~~~text\nout\n~~~\n"
+    assert fenced_blocks(text) == ["```python\nx = 1\n```\n", "~~~text\nout\n~~~\n"]
+    assert fenced_blocks(text) != fenced_blocks(text.replace("x = 1", "x = 2"))
+    assert heading_levels("# a\n```\n# not a heading\n```\n## b\n") == [1, 2]
+
+
+def _extracted(domain: str) -> set[str]:
+    from babel.messages.extract import extract_from_dir
+    from babel.messages.frontend import parse_mapping_cfg
+
+    cfg = ROOT / ("babel-ui.cfg" if domain == i18n.DOMAIN else "babel-content.cfg")
+    with cfg.open() as f:
+        method_map, options_map = parse_mapping_cfg(f)
+    where = ROOT / "course" if domain == i18n.DOMAIN else ROOT
+    keywords = {"_": None, "N_": None, "ngettext": (1, 2), "gettext": None}
+    ids = set()
+    for _file, _line, message, _comments, _context in extract_from_dir(
+            where, method_map, options_map, keywords=keywords):
+        ids.add(message if isinstance(message, str) else message[0])
+    return ids
+
+
+def _catalog(lang: str, domain: str):
+    from babel.messages.pofile import read_po
+
+    with i18n.po_path(lang, domain).open("rb") as f:
+        return read_po(f, locale=lang, domain=domain)
+
+
+@pytest.mark.parametrize("domain", i18n.DOMAINS)
+def test_every_message_has_a_japanese_translation(domain):
+    extracted = _extracted(domain)
+    assert extracted, f"nothing extracted for {domain}"
+    catalog = _catalog("ja", domain)
+    translated = {m.id if isinstance(m.id, str) else m.id[0] for m in catalog
+                  if m.id and not m.fuzzy and all(m.string if isinstance(m.string, (list, tuple)) else [m.string])}
+    missing = sorted(extracted - translated)
+    assert not missing, (f"{len(missing)} message(s) of {domain} have no Japanese translation "
+                         f"(run `make catalogs`, then translate course/locale/ja/LC_MESSAGES/{domain}.po):\n"
+                         + "\n".join(repr(m[:100]) for m in missing[:20]))
+    assert i18n.missing_translations("ja", domain) == []
+
+
+@pytest.mark.parametrize("domain", i18n.DOMAINS)
+def test_the_catalogs_compile(domain, tmp_path):
+    import gettext
+
+    mo = i18n.compile_catalog("ja", domain, tmp_path / f"{domain}.mo")
+    with mo.open("rb") as f:
+        translations = gettext.GNUTranslations(f)
+    assert translations.info()["language"] == "ja"
+
+
+def test_language_is_chosen_by_flag_then_env_then_setting_then_locale(tmp_path):
+    state = tmp_path / ".jaxlings"
+    assert i18n.resolve_language(None, {}, state) == "en"
+    assert i18n.resolve_language(None, {"LANG": "ja_JP.UTF-8"}, state) == "ja"
+    assert i18n.resolve_language(None, {"LANG": "ja_JP.UTF-8", "LC_ALL": "C.UTF-8"}, state) == "en"
+    i18n.save_language("en", state)
+    assert i18n.resolve_language(None, {"LANG": "ja_JP.UTF-8"}, state) == "en"  # the saved choice beats the locale
+    assert i18n.resolve_language(None, {"JAXLINGS_LANG": "ja"}, state) == "ja"
+    assert i18n.resolve_language("en", {"JAXLINGS_LANG": "ja"}, state) == "en"
+
+
+def test_a_corrupt_settings_file_is_ignored_and_rewritten_only_on_a_choice(tmp_path):
+    state = tmp_path / ".jaxlings"
+    state.mkdir()
+    (state / "settings.json").write_bytes(b"\xff\xfe{not json")
+    assert i18n.saved_language(state) is None
+    assert i18n.resolve_language(None, {}, state) == "en"
+    assert (state / "settings.json").read_bytes() == b"\xff\xfe{not json"
+    i18n.save_language("ja", state)
+    assert i18n.saved_language(state) == "ja"
+
+
+def test_set_language_switches_gettext_and_back():
+    msgid = next(iter(sorted(_extracted(i18n.CONTENT))))
+    try:
+        i18n.set_language("ja")
+        assert i18n.language() == "ja"
+        assert i18n.content(msgid) != msgid
+    finally:
+        i18n.set_language("en")
+    assert i18n.content(msgid) == msgid
