@@ -30,10 +30,12 @@ bench: $(STAMP)
 # (new messages arrive untranslated; tests/test_i18n.py fails until they are translated).
 catalogs: $(STAMP)
 	$(VENV)/bin/pybabel -q extract -F babel-ui.cfg -k N_ --sort-by-file --no-wrap -c "" \
-	  --project jaxlings -o $(LOCALES)/jaxlings.pot course
+	  --project jaxlings -o $(LOCALES)/jaxlings.pot .
+	$(VENV)/bin/pybabel -q extract -F babel-app.cfg -k N_ --sort-by-file --no-wrap -c "" \
+	  --project jaxlings -o $(LOCALES)/app.pot .
 	$(VENV)/bin/pybabel -q extract -F babel-content.cfg --sort-by-file --no-wrap \
 	  --project jaxlings -o $(LOCALES)/content.pot .
-	for domain in jaxlings content; do \
+	for domain in jaxlings app content; do \
 	  $(VENV)/bin/pybabel -q update -D $$domain -i $(LOCALES)/$$domain.pot -d $(LOCALES) \
 	    --no-wrap --ignore-obsolete --no-fuzzy-matching; done
 	rm -f $(LOCALES)/*.pot

@@ -11,38 +11,38 @@ import argparse
 import importlib
 import sys
 
-from course.i18n import LANGUAGES, normalize, resolve_language, set_language
+from course.i18n import LANGUAGES, N_, _, normalize, resolve_language, set_language
 
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "list": ("course.commands", "show lessons, exercises and your progress"),
-    "check": ("course.commands", "check an exercise (default: the next pending one)"),
-    "watch": ("course.commands", "re-check the current exercise every time you save it"),
-    "hint": ("course.commands", "show the next hint for an exercise"),
-    "reset": ("course.commands", "restore an exercise's starter file (your code is kept in .jaxlings/backups/)"),
-    "solution": ("course.commands", "show the reference solution (after a pass)"),
-    "verify": ("course.commands", "check every exercise"),
-    "doctor": ("course.commands", "check the course manifest and your set-up"),
-    "lesson": ("course.commands", "print a lesson in the terminal"),
-    "train": ("course.lab.cli", "the training lab: PyTorch vs JAX, with and without jit"),
-    "grade": ("course.grader.cli", "grade many learners' submissions (instructors)"),
+    "list": ("course.commands", N_("show lessons, exercises and your progress")),
+    "check": ("course.commands", N_("check an exercise (default: the next pending one)")),
+    "watch": ("course.commands", N_("re-check the current exercise every time you save it")),
+    "hint": ("course.commands", N_("show the next hint for an exercise")),
+    "reset": ("course.commands", N_("restore an exercise's starter file (your code is kept in .jaxlings/backups/)")),
+    "solution": ("course.commands", N_("show the reference solution (after a pass)")),
+    "verify": ("course.commands", N_("check every exercise")),
+    "doctor": ("course.commands", N_("check the course manifest and your set-up")),
+    "lesson": ("course.commands", N_("print a lesson in the terminal")),
+    "train": ("course.lab.cli", N_("the training lab: PyTorch vs JAX, with and without jit")),
+    "grade": ("course.grader.cli", N_("grade many learners' submissions (instructors)")),
 }
 
 
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jaxlings",
-        description="A terminal course from PyTorch to JAX, Flax and Optax. "
-        "Run with no command to open the course app.",
+        description=_("A terminal course from PyTorch to JAX, Flax and Optax. "
+                      "Run with no command to open the course app."),
     )
     from course import __version__
 
     parser.add_argument("--version", action="version", version=f"jaxlings {__version__}")
     parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="{" + ",".join(sorted(LANGUAGES)) + "}",
-                        help="the language of the course (default: JAXLINGS_LANG, the app's setting, the locale)")
+                        help=_("the language of the course (default: JAXLINGS_LANG, the app's setting, the locale)"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=_(help_text), description=_(help_text))
         if name == load:
             mod = importlib.import_module(module)
             mod.add_arguments(p, name) if _takes_name(mod) else mod.add_arguments(p)

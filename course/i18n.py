@@ -1,8 +1,9 @@
 """The course's languages: English (the source text) and Japanese, through gettext.
 
 Every string a learner reads outside the lessons is written in English in the
-code and wrapped in `_()`; `course/locale/<lang>/LC_MESSAGES/jaxlings.po` holds
-its translations. `make` compiles the `.po` into a `.mo`; when the `.mo` is
+code and wrapped in `_()`; `course/locale/<lang>/LC_MESSAGES/<domain>.po` holds
+its translations: `jaxlings` for the CLI, engine and lab, `app` for the Textual
+app, `content` for titles, hints and task statements. `make` compiles the `.po` into a `.mo`; when the `.mo` is
 missing or older than the `.po` (a fresh checkout, an edited catalog) it is
 compiled again here, so a learner never sees a stale translation.
 
@@ -23,9 +24,10 @@ import os
 import tempfile
 from pathlib import Path
 
-DOMAIN = "jaxlings"  # the app, the CLI and the check headlines
+DOMAIN = "jaxlings"  # the CLI, the check headlines, the lab, the grader
+APP = "app"  # the Textual app's own words (course/tui); `_` looks here when DOMAIN has nothing
 CONTENT = "content"  # the course's words outside the lessons: titles, hints, task statements
-DOMAINS = (DOMAIN, CONTENT)
+DOMAINS = (DOMAIN, APP, CONTENT)
 LANGUAGES: dict[str, str] = {"en": "English", "ja": "日本語"}
 DEFAULT = "en"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
@@ -120,6 +122,7 @@ def set_language(lang: str | None) -> str:
     global _translation, _content, _language
     code = normalize(lang) or DEFAULT
     _translation = _load(code, DOMAIN)
+    _translation.add_fallback(_load(code, APP))
     _content = _load(code, CONTENT)
     _language = code
     return code
