@@ -68,8 +68,16 @@ class Lesson:
     exercises: tuple[Exercise, ...]
     root: Path | None = field(default=None, compare=False, repr=False)
 
-    def lesson_path(self) -> Path:
-        return (self.root or paths.course_root()) / "lessons" / self.file
+    def lesson_path(self, lang: str | None = None) -> Path:
+        """The lesson's Markdown in `lang` (default: the language in use); English when there
+        is no edition in that language."""
+        from course import i18n
+
+        lessons = (self.root or paths.course_root()) / "lessons"
+        lang = lang or i18n.language()
+        if lang != i18n.DEFAULT and (lessons / lang / self.file).is_file():
+            return lessons / lang / self.file
+        return lessons / self.file
 
 
 def default_workspace(root: Path | None) -> Path:
