@@ -5,7 +5,10 @@ the engine and the grader inside the tests, never collected as tests themselves.
 suite's many throw-away workspaces would each leave one behind for minutes, so
 it is off unless a test turns it on (tests/test_check_server.py). Each of those
 workspaces also gets a compilation cache for learner code in the user cache
-folder: the suite's go to a folder of its own, removed at the end."""
+folder: the suite's go to a folder of its own, removed at the end.
+
+The suite reads English whatever the machine's locale; tests of the Japanese
+edition ask for it (`--lang ja`, JAXLINGS_LANG=ja or `i18n.set_language`)."""
 
 import atexit
 import os
@@ -15,7 +18,21 @@ import tempfile
 collect_ignore = ["fixtures", "grader_fixtures", "alternatives", "attacks"]
 
 os.environ.setdefault("JAXLINGS_SERVER", "0")
+os.environ["JAXLINGS_LANG"] = "en"
 if "XDG_CACHE_HOME" not in os.environ:
     _cache_home = tempfile.mkdtemp(prefix="jaxlings-test-cache-")
     os.environ["XDG_CACHE_HOME"] = _cache_home
     atexit.register(shutil.rmtree, _cache_home, ignore_errors=True)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _english_unless_asked():
+    """A test that switches the language cannot leave it switched for the next one."""
+    from course import i18n
+
+    yield
+    if i18n.language() != i18n.DEFAULT:
+        i18n.set_language(i18n.DEFAULT)
