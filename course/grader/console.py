@@ -60,31 +60,34 @@ class Live:
 def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Console | None = None,
                   ignored: list[str] = ()) -> None:
     console = console or Console()
-    table = Table(title="Grades", show_lines=False)
-    table.add_column("submission", no_wrap=True)
-    table.add_column("score", justify="right")
-    table.add_column("passed", justify="right")
-    table.add_column("not passed (why)")
+    from course.i18n import _
+
+    table = Table(title=_("Grades"), show_lines=False)
+    table.add_column(_("submission"), no_wrap=True)
+    table.add_column(_("score"), justify="right")
+    table.add_column(_("passed"), justify="right")
+    table.add_column(_("not passed (why)"))
     for sub in safe.clean(submissions):
         exs = sub["exercises"].values()
         passed = sum(e["passed"] for e in exs)
         bad = [f"{e['exercise']} ({CAUSE_TEXT.get(e['cause'], e['cause'])})" for e in exs if not e["passed"]]
-        shown = ", ".join(bad[:4]) + (f", +{len(bad) - 4} more" if len(bad) > 4 else "")
+        shown = ", ".join(bad[:4]) + (_(", +{n} more").format(n=len(bad) - 4) if len(bad) > 4 else "")
         if sub["status"] != "graded":
             shown = f"[{sub['status']}] " + shown
         table.add_row(_cell(sub["id"]), f"{fmt_points(sub['total'])}/{fmt_points(sub['max_total'])}",
                       f"{passed}/{len(sub['exercises'])}", _cell(shown))
     console.print(table)
     g = isolation["guarantees"]
-    console.print(f"Isolation in force: [bold]{isolation['tier']}[/bold] "
-                  f"(network off: {_yn(g['network_off'])}, solutions hidden: {_yn(g['solutions_hidden'])}, "
-                  f"other submissions hidden: {_yn(g['other_submissions_hidden'])}, "
-                  f"unprivileged: {_yn(g['unprivileged'])})")
+    console.print(_("Isolation in force: [bold]{tier}[/bold] (network off: {network}, solutions hidden: "
+                    "{solutions}, other submissions hidden: {others}, unprivileged: {unprivileged})").format(
+        tier=escape(isolation["tier"]), network=_yn(g["network_off"]), solutions=_yn(g["solutions_hidden"]),
+        others=_yn(g["other_submissions_hidden"]), unprivileged=_yn(g["unprivileged"])))
     for why in isolation.get("passed_over", []):
-        console.print(f"  stronger isolation not used: {why}")
+        console.print("  " + _("stronger isolation not used: {why}").format(why=escape(str(why))))
     for entry in ignored:
-        console.print(f"  not a submission, left out: {_cell(entry)}")
-    console.print(f"Reports in {out_dir}: report.json, gradebook.csv, junit.xml, feedback/")
+        console.print("  " + _("not a submission, left out: {entry}").format(entry=_cell(entry)))
+    console.print(_("Reports in {folder}: report.json, gradebook.csv, junit.xml, feedback/").format(
+        folder=escape(str(out_dir))))
 
 
 def _cell(value) -> str:
@@ -93,4 +96,6 @@ def _cell(value) -> str:
 
 
 def _yn(flag: bool) -> str:
-    return "yes" if flag else "[red]no[/red]"
+    from course.i18n import _
+
+    return _("yes") if flag else "[red]" + _("no") + "[/red]"
