@@ -236,8 +236,14 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
                   title_justify="left", caption=caption, caption_justify="left")
     columns = (("#", "#"), ("lesson", _("lesson")), ("exercise", _("exercise")), ("status", _("status")),
                ("attempts", _("attempts")))
+    # An exercise's name is what the learner types: it keeps its whole width (measured in
+    # cells), and the other columns wrap to make room at 80 columns.
+    from rich.cells import cell_len
+
+    widest = max((cell_len(r["name"]) for r in rows), default=0)
     for col, heading in columns:
-        table.add_column(heading, justify="right" if col in ("#", "attempts") else "left", no_wrap=col == "#")
+        table.add_column(heading, justify="right" if col in ("#", "attempts") else "left",
+                         no_wrap=col in ("#", "exercise"), min_width=widest if col == "exercise" else None)
     for i, r in enumerate(rows, 1):
         if r["done"]:
             status = "[green]" + _("done") + "[/]"

@@ -111,8 +111,8 @@ def warnings(states: dict[str, dict[str, Any]]) -> list[str]:
                 "they show in English. Translate them in {path} (`make catalogs` adds new messages).",
                 count).format(language=name, n=count, domain=domain, path=_shown(i18n.po_path(lang, domain))))
         for domain, error in state["broken_catalogs"].items():
-            out.append(_("{language}: the {domain} catalog does not compile ({error}); the course shows "
-                         "English instead. Fix {path}, then run `make`.").format(
+            out.append(_("{language}: the {domain} catalog does not compile cleanly ({error}); its messages "
+                         "may show in English. Fix {path}, then run `make`.").format(
                 language=name, domain=domain, error=error, path=_shown(i18n.po_path(lang, domain))))
         for domain, ids in state["placeholder_mismatches"].items():
             out.append(_("{language}: in {path}, the translation of {message!r} names other {{placeholders}} "
