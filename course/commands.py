@@ -143,7 +143,11 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
     if not result.passed and result.output.strip():
         body.append("\n\n" + _("Your code printed:") + "\n", style="dim")
         body.append(safe_text("\n".join(result.output.strip().splitlines()[-15:])), style="dim")
-    console.print(Panel(body, title=Text(safe_text(title)), border_style=style, expand=False))
+    from course.terminal import wrap_text
+
+    # Inside the panel: its two borders and a space of padding on each side.
+    console.print(Panel(wrap_text(body, console.width - 4), title=Text(safe_text(title)), border_style=style,
+                        expand=False))
     if result.passed:
         done = _("[green]Done.[/] `jaxlings solution {exercise}` shows the reference solution.").format(
             exercise=escape(result.exercise))
@@ -517,7 +521,7 @@ def _print_editor(console: Console, editor: dict) -> None:
     console.print("[bold]" + _("Editor") + f"[/] {escape(shown('VISUAL'))}, {escape(shown('EDITOR'))}{escape(found)}")
     if editor["problem"]:
         console.print(f"  [yellow]{escape(editor['problem'])}[/]")
-    console.print(f"  Ctrl+O in the app {escape(editor['ctrl_o'])}.")
+    console.print("  " + _("Ctrl+O in the app {what}.").format(what=escape(editor["ctrl_o"])))
 
 
 # -- isolation (course.engine.isolation) ----------------------------------------------

@@ -386,3 +386,112 @@ def test_every_japanese_message_keeps_the_placeholders_and_markup_of_its_english
     for message in catalog:
         if message.id and isinstance(message.id, str):
             assert sorted(tags.findall(message.string)) == sorted(tags.findall(message.id)), message.id
+
+
+# -- argparse, the lab, the editor, the grader ----------------------------------------------
+
+
+def test_argparse_words_and_errors_in_japanese(course, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--lang", "ja", "hint"])
+    assert info.value.code == 2
+    assert "jaxlings hint: エラー: 次の引数が必要です: name" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--lang", "ja", "--help"])
+    out = capsys.readouterr().out
+    assert "オプション:" in out and "このヘルプを表示して終了します" in out
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "options:" in out and "show this help message and exit" in out and not JAPANESE.search(out)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["train", "--help"], ["check", "--help"], ["reset", "--help"]])
+def test_japanese_help_wraps_by_cells_at_80_columns(course, capsys, monkeypatch, argv):
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["--lang", "ja", *argv])
+    out = capsys.readouterr().out
+    assert JAPANESE.search(out)
+    assert all(cell_len(line) <= 80 for line in out.splitlines()), max(out.splitlines(), key=cell_len)
+
+
+def test_wrap_cells_breaks_beside_wide_characters_and_never_before_a_comma():
+    from course.terminal import wrap_cells
+
+    lines = wrap_cells("あいうえおかきくけこ、さしすせそ PyTorch と JAX", 11)
+    assert all(cell_len(line) <= 11 for line in lines)
+    assert "".join(lines).replace(" ", "") == "あいうえおかきくけこ、さしすせそPyTorchとJAX"
+    assert not any(line.startswith("、") for line in lines)
+    assert wrap_cells("two words", 20) == ["two words"]
+
+
+def test_lab_report_in_japanese_fits_80_columns():
+    from test_lab import known_report, printed_report
+
+    i18n.set_language("ja")
+    report = known_report()
+    text = printed_report(report, 80)
+    lines = text.splitlines()
+    assert all(cell_len(line) <= 80 for line in lines), max(lines, key=cell_len)
+    assert "…" not in text
+    for word in ("速度: Titanic MLP、500 エポック、バッチ 32", "バリアント", "コンパイル s", "全体 s", "トレーニング",
+                 "損失", "正解率", "ハードウェア:", "* 20 エポックの実測から 500 エポックに外挿"):
+        assert word in text
+    for r in report.results:
+        assert f"{r.test_accuracy:.3f}" in text and f"{r.final_loss:.4f}" in text
+    # Double-width headings still sit over their right-aligned numbers.
+    head = next(line for line in lines if "バリアント" in line and "コンパイル s" in line)
+    row = next(line for line in lines if line.strip().startswith("nnx_jit "))
+    assert cell_len(head.rstrip()) == cell_len(row.rstrip())
+    # Japanese prose wraps where Japanese may break, not only at spaces: no short line left behind.
+    prose = lines[lines.index(next(line for line in lines if line.startswith("バッチ:"))):][:3]
+    assert all(cell_len(line) >= 70 for line in prose[:2]), prose
+
+
+def test_doctor_editor_line_in_japanese(course, capsys, monkeypatch):
+    from course.editor import describe_editor
+
+    monkeypatch.setenv("EDITOR", "no-such-editor-here")
+    monkeypatch.delenv("VISUAL", raising=False)
+    i18n.set_language("ja")
+    editor = describe_editor()
+    assert "'no-such-editor-here' は PATH にありません" in editor["problem"]
+    assert editor["ctrl_o"] == "エディタを開く代わりにこの問題を表示します"
+
+
+def test_grader_summary_in_japanese():
+    from course.grader.console import summary_table
+
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    subs = [{"id": "ann", "status": "graded", "total": 1, "max_total": 2,
+             "exercises": {"a": {"exercise": "a", "passed": True, "cause": None},
+                           "b": {"exercise": "b", "passed": False, "cause": "wrong_result"}}}]
+    iso = {"tier": "bubblewrap", "passed_over": [], "guarantees": {"network_off": True, "solutions_hidden": True,
+                                                                   "other_submissions_hidden": True,
+                                                                   "unprivileged": False}}
+    i18n.set_language("ja")
+    summary_table(subs, iso, "out", console=console)
+    text = console.file.getvalue()
+    assert "成績" in text and "提出物" in text and "不合格 (理由)" in text
+    assert "有効な隔離: bubblewrap (ネットワーク遮断: はい" in text and "非特権: いいえ" in text
+    assert "レポートの場所 out: report.json" in text
+
+
+def test_the_shell_console_wraps_japanese_where_japanese_may_break():
+    from course.terminal import ShellConsole
+
+    console = ShellConsole(file=io.StringIO(), width=30, color_system=None, highlight=False)
+    console.print("[bold]ヒント 1/2:[/] 配列はイミュータブルなので、更新には x.at\\[i].set(v) を使って新しい配列を作ります。")
+    lines = console.file.getvalue().splitlines()
+    assert all(cell_len(line) <= 30 for line in lines)
+    assert cell_len(lines[0]) >= 26, lines  # Rich alone would leave "ヒント 1/2:" alone on the first line
+    assert lines[2].startswith("x.at[i].set(v)")  # a Latin word is never split
+    assert "".join(lines).replace(" ", "") == "ヒント1/2:配列はイミュータブルなので、更新にはx.at[i].set(v)を使って新しい配列を作ります。"
+
+
+def test_japanese_check_report_fits_80_columns(course, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _err = run(capsys, "--lang", "ja", "check", "fx_scale", "--seed", "5")
+    assert code == 1 and "まだ合格していません" in out
+    assert all(cell_len(line) <= 80 for line in out.splitlines()), max(out.splitlines(), key=cell_len)
