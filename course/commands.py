@@ -95,11 +95,11 @@ _SEED_LINE = re.compile(r"^\(seed -?\d+(: rerun with JAXLINGS_SEED=-?\d+)?\)$")
 
 def _is_seed_line(line: str) -> bool:
     """The "(seed N: rerun with JAXLINGS_SEED=N)" line, in English or in the language in use."""
-    from course.engine.checking import seed_line
+    from course.engine.checking import SEED_LINE
 
     if _SEED_LINE.match(line):
         return True
-    pattern = re.escape(seed_line(0)).replace("0", "-?\\d+")
+    pattern = re.escape(_(SEED_LINE)).replace(re.escape("{seed}"), r"-?\d+")
     return re.fullmatch(pattern, line) is not None
 
 

@@ -495,3 +495,15 @@ def test_japanese_check_report_fits_80_columns(course, capsys, monkeypatch):
     code, out, _err = run(capsys, "--lang", "ja", "check", "fx_scale", "--seed", "5")
     assert code == 1 and "まだ合格していません" in out
     assert all(cell_len(line) <= 80 for line in out.splitlines()), max(out.splitlines(), key=cell_len)
+
+
+def test_the_isolation_notice_in_japanese():
+    from course.engine.isolation import Isolation
+
+    iso = Isolation("process", tried=("bwrap is missing",))
+    assert iso.notice().startswith("Isolation: process (NOT sandboxed")
+    i18n.set_language("ja")
+    notice = iso.notice()
+    assert notice.startswith("隔離: process (サンドボックスなし: ")
+    assert "より強い隔離は使えません: bwrap is missing。直し方は `jaxlings doctor` で確認できます。" in notice
+    assert iso.describe()["summary"].startswith("NOT sandboxed")  # the report keeps its English

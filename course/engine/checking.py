@@ -4,9 +4,7 @@ See `course/checks/README.md`. Every message ends with the seed of the run so a
 failure can be replayed with `JAXLINGS_SEED=<seed>`.
 
 Messages are built here, in the trusted parent that judges, in the learner's
-language. The sandboxed child sees only `course/engine/`, not `course.i18n`:
-that is imported inside `_()`, never at the top, and the child (which builds
-no message) keeps English.
+language (`course.engine.words`).
 """
 
 from __future__ import annotations
@@ -15,28 +13,19 @@ from typing import Any
 
 import numpy as np
 
+from course.engine.words import N_, _
+
 # The seed of the check run in progress; set by the runner (one run at a time
 # per process), read by assertion messages.
 _current_seed: int | None = None
 
 
-def _(message: str) -> str:
-    """`message` in the language in use (English where `course.i18n` is out of reach)."""
-    try:
-        from course.i18n import _ as translate
-    except ImportError:
-        return message
-    return translate(message)
-
-
-def N_(message: str) -> str:
-    """Mark `message` for the catalog; `_()` translates it where it is shown."""
-    return message
+SEED_LINE = N_("(seed {seed}: rerun with JAXLINGS_SEED={seed})")
 
 
 def seed_line(seed: int) -> str:
     """The line that tells how to replay a run with the same random inputs."""
-    return _("(seed {seed}: rerun with JAXLINGS_SEED={seed})").format(seed=seed)
+    return _(SEED_LINE).format(seed=seed)
 
 
 def has_seed_line(message: str) -> bool:

@@ -30,7 +30,8 @@ from typing import Any
 from course import paths
 from course.engine import checking
 from course.catalog import Exercise, checks_dir
-from course.engine.checking import N_, CheckFailure, LearnerFailure, _, has_seed_line, seed_line
+from course.engine.checking import CheckFailure, LearnerFailure, has_seed_line, seed_line
+from course.engine.words import N_, _
 from course.engine.wire import from_wire, to_plain, to_wire
 from course.engine.isolation import Isolation, for_checks
 from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess, WarmPool, child_environment, encode_args
@@ -871,8 +872,9 @@ class CheckSession:
         check_path = self._find_check(exercise, tuple(Path(p) for p in extra_check_dirs))
         self._preload = _preload_env(learner_path)  # for the next child: the learner checks again soon
         if not learner_path.is_file():
-            return early("import_error", f"{_display(learner_path, exercise)} does not exist. "
-                         f"`jaxlings reset {exercise.name}` restores the starter file.")
+            return early("import_error", _("{file} does not exist. `jaxlings reset {exercise}` restores the starter "
+                                           "file.").format(file=_display(learner_path, exercise),
+                                                           exercise=exercise.name))
         if not check_path.is_file():
             return early("check_error", f"the check module {check_path.name} is missing from this course.")
         try:
