@@ -507,3 +507,12 @@ def test_the_isolation_notice_in_japanese():
     assert notice.startswith("隔離: process (サンドボックスなし: ")
     assert "より強い隔離は使えません: bwrap is missing。直し方は `jaxlings doctor` で確認できます。" in notice
     assert iso.describe()["summary"].startswith("NOT sandboxed")  # the report keeps its English
+
+
+def test_a_missing_manifest_is_explained_in_japanese(course, capsys):
+    root, _ws = course
+    (root / "lessons" / "course.toml").unlink()
+    code, _out, err = run(capsys, "--lang", "ja", "list")
+    assert code == 2
+    assert "コースのマニフェストが壊れています。`jaxlings doctor` を実行してください。" in err
+    assert "1 件の問題:" in err and "がありません" in err
