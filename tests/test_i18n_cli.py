@@ -516,3 +516,9 @@ def test_a_missing_manifest_is_explained_in_japanese(course, capsys):
     assert code == 2
     assert "コースのマニフェストが壊れています。`jaxlings doctor` を実行してください。" in err
     assert "1 件の問題:" in err and "がありません" in err
+
+
+def test_train_explains_a_bad_variant_in_japanese(course, capsys):
+    code, _out, err = run(capsys, "--lang", "ja", "train", "--variants", "foo")
+    assert code == 2
+    assert "jaxlings train: 不明なバリアントです: foo。次から選んでください:" in err
