@@ -292,7 +292,7 @@ class LearnerProxy:
                 raise
         return self._proc
 
-    def _request(self, msg: dict, during: str) -> Any:
+    def _request(self, msg: dict, during: str, pauses: dict[str, float] | None = None) -> Any:
         run = self._run
         remaining = run.budget - run.learner_time
         if remaining <= 0:
@@ -302,7 +302,7 @@ class LearnerProxy:
         # The child writes its stacks a little before the limit, so a timeout can name the running line.
         msg = {**msg, "dump_after": max(0.1, remaining - min(1.0, remaining * 0.1))}
         try:
-            return self._proc.request(msg, t0 + remaining, during=during)
+            return self._proc.request(msg, t0 + remaining, during=during, pauses=pauses)
         except LearnerFailure as f:
             if f.cause == "timeout":
                 f.message = f"your code took longer than the {run.budget:g} s allowed {during}."
@@ -325,6 +325,13 @@ class LearnerProxy:
         self._process()
         msg = {"op": "probe", "fn": fn.__name__, "source": _probe_source(fn), **encode_args(args, kwargs)}
         return self._request(msg, f"while the check ran `{fn.__name__}` on your code")
+
+    def probe_with_pauses(self, pauses: dict[str, float], fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """`probe`, with waits whose lengths stay on this side: the probe's code calls
+        `course.engine.child.pause(name)` and returns after `pauses[name]` seconds."""
+        self._process()
+        msg = {"op": "probe", "fn": fn.__name__, "source": _probe_source(fn), **encode_args(args, kwargs)}
+        return self._request(msg, f"while the check ran `{fn.__name__}` on your code", pauses=pauses)
 
     def has(self, name: str) -> bool:
         self._process()
