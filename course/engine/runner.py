@@ -760,7 +760,8 @@ class CheckSession:
 
     def _new_child(self, extra_env: dict[str, str], trusted: bool = False) -> LearnerProcess:
         if not trusted and self.isolation is not None:
-            box = self.isolation.sandbox(slot=self.sandbox_slot, copy=self.sandbox_copy)
+            learner_cache = self.compile_cache.learner if self.compile_cache is not None else None
+            box = self.isolation.sandbox(slot=self.sandbox_slot, copy=self.sandbox_copy, cache=learner_cache)
             try:
                 return LearnerProcess(env=box.env(extra_env, base=self.child_env), sandbox=box,
                                       argv_prefix=self.child_argv_prefix, memory_mb=self.memory_mb)
@@ -947,14 +948,13 @@ def _usable_cache(cache: CompileCache | None, isolated: bool) -> CompileCache | 
 
     The trusted cache only where learner children cannot write it (a sandbox
     without the workspace): an entry is native code the trusted side would
-    run. The learner's cache only where a child can reach it (outside a
-    sandbox: the sandbox lets in no host folder of ours). Each folder must be
-    private to this user.
+    run. The learner's cache always: a sandbox binds it in, writable, at a
+    path that names nothing of ours. Each folder must be private to this user.
     """
     if cache is None:
         return None
     trusted = cache.trusted if isolated and _private_folder(cache.trusted) else None
-    learner = cache.learner if not isolated and cache.learner is not None and _private_folder(cache.learner) else None
+    learner = cache.learner if cache.learner is not None and _private_folder(cache.learner) else None
     if trusted is None and learner is None:
         return None
     for folder in (trusted, learner):
