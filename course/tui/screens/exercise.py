@@ -48,6 +48,24 @@ def task_of(source: str) -> str:
     return doc or "The task is described in the comments at the top of the file."
 
 
+def translated_task(exercise: Any, source: str) -> str:
+    """The task in the language in use. The catalog is keyed by the statement the course
+    ships, so a learner who edited the docstring still reads the translation of the original."""
+    from course import i18n
+    from course.workspace import ResetError, pristine_starter
+
+    english = task_of(source)
+    if i18n.language() == i18n.DEFAULT:
+        return english
+    if i18n.content(english) != english:  # the docstring as shipped: no need to look for the original
+        return i18n.content(english)
+    try:  # edited: the original comes from the course (or `git show`, hence only now)
+        shipped = ast.get_docstring(ast.parse(pristine_starter(exercise)))
+    except (ResetError, OSError, ValueError, SyntaxError):
+        return english
+    return i18n.content(shipped) if shipped else english
+
+
 def failing_line(result: Any, file_name: str) -> int | None:
     """The first line of the learner's file that a failing check points at
     (tracebacks and syntax errors name it as `scale.py", line 7` or `scale.py, line 7`)."""
@@ -166,7 +184,9 @@ class ExerciseScreen(CourseScreen):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        self.sub_title = f"{self.exercise.name} · {self.app.catalog.lesson_of(self.exercise.name).title}"
+        from course.i18n import content
+
+        self.sub_title = f"{self.exercise.name} · {content(self.app.catalog.lesson_of(self.exercise.name).title)}"
         self.passed = self.app.progress.is_done(self.exercise.name)
         self.query_one("#solution").display = False
         self.query_one("#load-error").display = False
@@ -278,7 +298,7 @@ class ExerciseScreen(CourseScreen):
         if editor.text != text:
             editor.load_text(text)
         if first:
-            self.query_one("#task", Markdown).update(task_of(text))
+            self.query_one("#task", Markdown).update(translated_task(self.exercise, text))
         self._update_status()
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False, description="watching the file")
@@ -479,9 +499,14 @@ class ExerciseScreen(CourseScreen):
 
     # -- hints --------------------------------------------------------------------
     def _show_hints(self) -> None:
+        from textual.markup import escape
+
+        from course.i18n import content
+
         hints = list(self.exercise.hints or [])
         level = self.app.progress.hint_level(self.exercise.name)
-        shown = hints[:level]
+        # Hints are plain text: `x.at[index]` is code, not a markup tag to swallow.
+        shown = [escape(content(h)) for h in hints[:level]]
         lines = [f"[b]Hint {i}.[/b] {h}" for i, h in enumerate(shown, start=1)]
         left = len(hints) - len(shown)
         if not hints:
