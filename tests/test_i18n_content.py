@@ -116,3 +116,86 @@ def test_watch_hint_key_shows_the_hint_in_the_language_in_use(course, tmp_path, 
         assert flat(japanese(hint)) in shown and flat(hint) not in shown
     else:
         assert flat(hint) in shown and flat(japanese(hint)) not in shown
+
+
+def _catalog():
+    from babel.messages.pofile import read_po
+
+    with i18n.po_path("ja", i18n.CONTENT).open("rb") as f:
+        return [m for m in read_po(f, locale="ja", domain=i18n.CONTENT) if m.id and m.string]
+
+
+def _code_tokens(text: str) -> list[str]:
+    """The words of a hint that are code (`jnp.where(mask,`, `x.at[index].add(src)`), without
+    the punctuation of the sentence around them."""
+    tokens = []
+    for word in text.split():
+        while True:
+            trimmed = word.rstrip(",.:;")
+            if trimmed.endswith(")") and trimmed.count(")") > trimmed.count("("):
+                trimmed = trimmed[:-1]
+            if trimmed.startswith("(") and trimmed.count("(") > trimmed.count(")"):
+                trimmed = trimmed[1:]
+            if re.fullmatch(r"\([^()]*\)", trimmed):  # a word in parentheses
+                trimmed = trimmed[1:-1]
+            if trimmed == word:
+                break
+            word = trimmed
+        if re.search(r"[()\[\]_=.]", word) and re.search(r"[a-z]", word):
+            tokens.append(word)
+    return tokens
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _examples(statement: str) -> list[str]:
+    """The lines of the code examples: the block indented (by 4 or more) under a line that
+    ends with a colon ("This PyTorch code updates a tensor in place:")."""
+    examples, intro = [], None
+    for line in statement.splitlines():
+        if intro is not None and line.strip() and _indent(line) >= intro + 4:
+            examples.append(line)
+            continue
+        if line.strip():
+            intro = _indent(line) if line.rstrip().endswith(":") else None
+    return examples
+
+
+def test_examples_are_the_blocks_under_a_colon():
+    text = ("PyTorch:\n    a = 1\n\n    def f(x):\n        return x\nprose\n    not code\n"
+            "   - for `x`:\n     (prose)\n   PyTorch equivalent:\n       b = 2\n")
+    assert _examples(text) == ["    a = 1", "    def f(x):", "        return x", "       b = 2"]
+
+
+def test_translated_statements_keep_their_code_and_layout():
+    """What the learner types stays as in English: indented examples line for line, every
+    `inline code`, and the right-hand `PyTorch: ...` column where the English has it."""
+    statements = [m for m in _catalog() if "\n" in m.id]
+    assert len(statements) == len(list((REPO / "exercises").rglob("*.py")))
+    for m in statements:
+        where = m.locations[0][0]
+        lines = m.string.splitlines()
+        for line in _examples(m.id):
+            assert line in lines, f"{where}: code line changed: {line!r}"
+        for line in m.id.splitlines():
+            column = re.match(r"^(.*\S)?\s{2,}(PyTorch[^`]*: `.*`)$", line)
+            if column:
+                assert any(j.endswith(column.group(2)) for j in lines), f"{where}: {column.group(2)!r}"
+        spans = set(re.findall(r"`[^`]+`", m.id)) - set(re.findall(r"`[^`]+`", m.string))
+        assert not spans, f"{where}: inline code missing from the translation: {spans}"
+
+
+def test_translated_hints_and_titles_keep_their_code():
+    for m in _catalog():
+        if "\n" in m.id:
+            continue
+        missing = [t for t in _code_tokens(m.id) if t not in m.string]
+        assert not missing, f"{m.auto_comments}: {missing}"
+        assert "`" not in m.id or re.findall(r"`[^`]+`", m.id) == re.findall(r"`[^`]+`", m.string)
+
+
+def test_code_tokens_are_the_code_of_a_sentence():
+    assert _code_tokens("Use jnp.where(mask, value, x). For the scatter (the .at[] property), "
+                        "(broadcasts) or (see nnx.vmap).") == ["jnp.where(mask", ".at[]", "nnx.vmap"]
