@@ -58,12 +58,39 @@ def translated_task(exercise: Any, source: str) -> str:
     if i18n.language() == i18n.DEFAULT:
         return english
     if i18n.content(english) != english:  # the docstring as shipped: no need to look for the original
-        return i18n.content(english)
+        return unwrap_cjk(i18n.content(english))
     try:  # edited: the original comes from the course (or `git show`, hence only now)
         shipped = ast.get_docstring(ast.parse(pristine_starter(exercise)))
     except (ResetError, OSError, ValueError, SyntaxError):
         return english
-    return i18n.content(shipped) if shipped else english
+    return unwrap_cjk(i18n.content(shipped)) if shipped else english
+
+
+_CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"  # kana, kanji, CJK and full-width punctuation
+
+
+def unwrap_cjk(markdown: str) -> str:
+    """Join the lines of a paragraph that break inside a Japanese sentence.
+
+    Markdown reads a line break inside a paragraph as a space: right between English words,
+    a stray gap between two Japanese characters or after 「、」「。」. Code blocks and lines
+    of different paragraphs or list items stay as they are."""
+    from markdown_it import MarkdownIt
+
+    paragraph: dict[int, int] = {}
+    for token in MarkdownIt("gfm-like").parse(markdown):
+        if token.type == "paragraph_open" and token.map:
+            for number in range(*token.map):
+                paragraph[number] = token.map[0]
+    joined: list[str] = []
+    for number, line in enumerate(markdown.split("\n")):
+        same = number in paragraph and paragraph.get(number - 1) == paragraph[number]
+        if same and (re.search("[、。]$", joined[-1]) or (
+                re.search(f"[{_CJK}]$", joined[-1]) and re.match(f"\\s*[{_CJK}]", line))):
+            joined[-1] += line.lstrip()
+        else:
+            joined.append(line)
+    return "\n".join(joined)
 
 
 def failing_line(result: Any, file_name: str) -> int | None:
