@@ -199,3 +199,17 @@ def test_translated_hints_and_titles_keep_their_code():
 def test_code_tokens_are_the_code_of_a_sentence():
     assert _code_tokens("Use jnp.where(mask, value, x). For the scatter (the .at[] property), "
                         "(broadcasts) or (see nnx.vmap).") == ["jnp.where(mask", ".at[]", "nnx.vmap"]
+
+
+def test_lesson_titles_read_as_the_headings_of_the_japanese_lessons(course):
+    """The map and the lesson's header say what the lesson's own first heading says."""
+    compared = 0
+    for lesson in course.lessons:
+        english = (REPO / "lessons" / lesson.file).read_text(encoding="utf-8").splitlines()[0]
+        japanese_file = REPO / "lessons" / "ja" / lesson.file
+        if english != f"# {lesson.title}" or not japanese_file.is_file():
+            continue
+        heading = japanese_file.read_text(encoding="utf-8").splitlines()[0]
+        assert f"# {japanese(lesson.title)}" == heading, lesson.name
+        compared += 1
+    assert compared, "no lesson has a Japanese edition whose heading is its title"
