@@ -101,7 +101,7 @@ async def test_in_english_the_task_is_the_learners_own_docstring(real_course):
         assert app.catalog.lesson_of(EXERCISE).title in screen.sub_title
 
 
-async def test_the_map_shows_lesson_titles_in_japanese(real_course):
+async def test_the_map_and_the_lesson_header_show_lesson_titles_in_japanese(real_course):
     i18n.set_language("ja")
     app = JaxlingsApp(FakeLabServices())
     async with app.run_test(size=(100, 30)) as pilot:
@@ -109,6 +109,10 @@ async def test_the_map_shows_lesson_titles_in_japanese(real_course):
         labels = [str(node.label) for node in app.screen.query_one("Tree").root.children]
         for lesson, label in zip(app.catalog.lessons, labels, strict=True):
             assert i18n.content(lesson.title) in label and i18n.content(lesson.title) != lesson.title
+        lesson = app.catalog.lesson_of(EXERCISE)
+        app.open_lesson(lesson.name)
+        await settle(pilot)
+        assert app.screen.sub_title == i18n.content(lesson.title)
 
 
 def test_unwrap_cjk_joins_japanese_lines_of_a_paragraph_only():
