@@ -1,5 +1,6 @@
-"""The course's own words (titles, hints, task statements) reach the learner in the
-language in use: the CLI's `hint` and `list`, and the hints of `watch`."""
+"""The course's own words (titles, hints, task statements) in Japanese: they reach the
+learner in the language in use (the CLI's `hint` and `list`, the hints of `watch`), and
+their translations keep the code, the examples and the layout of the English."""
 
 from __future__ import annotations
 
