@@ -5,7 +5,6 @@ their translations keep the code, the examples and the layout of the English."""
 from __future__ import annotations
 
 import io
-import queue
 import re
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from course.catalog import load_catalog
 from course.cli import main
 from course.engine.runner import CheckOutcome, ExerciseResult
 from course.watching import WatchLoop
+from test_watch import Script
 
 REPO = Path(__file__).resolve().parents[1]
 EXERCISE = "immutable_updates"  # its hints hold `x.at[index]`: text that looks like markup
@@ -80,21 +80,6 @@ def test_list_shows_the_course_title_in_the_language_in_use(course, capsys):
     assert main(["--lang", "en", "list"]) == 0
     out = flat(capsys.readouterr().out)
     assert flat(course.title) in out and flat(japanese(course.title)) not in out
-
-
-class Script(queue.Queue):
-    """The keys the learner presses while the loop is idle; running out fails instead of hanging."""
-
-    def __init__(self, idle_events):
-        super().__init__()
-        self.idle_events = list(idle_events)
-
-    def get(self, block=True, timeout=None):
-        if not self.empty() or not block:
-            return super().get(block=False)
-        if not self.idle_events:
-            raise AssertionError("the loop waited for another event; the script has none left")
-        return self.idle_events.pop(0)
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
