@@ -143,11 +143,7 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
     if not result.passed and result.output.strip():
         body.append("\n\n" + _("Your code printed:") + "\n", style="dim")
         body.append(safe_text("\n".join(result.output.strip().splitlines()[-15:])), style="dim")
-    from course.terminal import wrap_text
-
-    # Inside the panel: its two borders and a space of padding on each side.
-    console.print(Panel(wrap_text(body, console.width - 4), title=Text(safe_text(title)), border_style=style,
-                        expand=False))
+    console.print(Panel(body, title=Text(safe_text(title)), border_style=style, expand=False))
     if result.passed:
         done = _("[green]Done.[/] `jaxlings solution {exercise}` shows the reference solution.").format(
             exercise=escape(result.exercise))
@@ -229,13 +225,15 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
     """The course as a table; `current` (in watch) is marked instead of the next pending one."""
     from rich.table import Table
 
+    from course.i18n import content
+
     rows = _list_rows(catalog, progress)
     done = sum(r["done"] for r in rows)
     pending = progress.next_pending(catalog)
     marked, mark = (current, _("watching")) if current else (pending.name if pending else None, _("next"))
     # The mark goes in the narrow # column: a note after the name wraps at 80 columns.
     caption = f"→ {mark}: {escape(marked)}" if marked else None
-    table = Table(title=_("{title}: {done}/{total} done").format(title=escape(catalog.title), done=done,
+    table = Table(title=_("{title}: {done}/{total} done").format(title=escape(content(catalog.title)), done=done,
                                                                    total=len(rows)),
                   title_justify="left", caption=caption, caption_justify="left")
     columns = (("#", "#"), ("lesson", _("lesson")), ("exercise", _("exercise")), ("status", _("status")),
@@ -293,7 +291,9 @@ def cmd_hint(args: argparse.Namespace) -> int:
     if not ex.hints:
         console.print(_("{exercise} has no hints yet.").format(exercise=escape(ex.name)))
         return EXIT_OK
-    for i, hint in enumerate(shown, 1):
+    from course.i18n import content
+
+    for i, hint in enumerate(map(content, shown), 1):
         console.print(_("[bold]Hint {n}/{total}:[/] {hint}").format(n=i, total=len(ex.hints), hint=escape(hint)),
                       style=None if i == level else "dim")
     if already >= len(ex.hints):

@@ -24,19 +24,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 class ShellConsole(Console):
     """rich's Console, but a closed pipe raises BrokenPipeError for the entry point to handle
-    (rich's own handling exits with status 1, which our scripts read as a failed check),
-    and a line of Japanese is wrapped where Japanese may break (`wrap_text`)."""
-
-    def print(self, *objects: Any, **kw: Any) -> None:
-        wraps = not (kw.get("soft_wrap") or self.soft_wrap or kw.get("no_wrap") or kw.get("crop") is False)
-        if wraps and len(objects) == 1 and isinstance(objects[0], (str, Text)):
-            text = objects[0]
-            if isinstance(text, str):
-                text = self.render_str(text, markup=kw.pop("markup", None), highlight=kw.pop("highlight", None),
-                                       emoji=kw.pop("emoji", None))
-            if not text.plain.isascii():
-                objects = (wrap_text(text, kw.get("width") or self.width),)
-        super().print(*objects, **kw)
+    (rich's own handling exits with status 1, which our scripts read as a failed check)."""
 
     def on_broken_pipe(self) -> None:
         import errno
@@ -68,58 +56,16 @@ def can_redraw(console: Console) -> bool:
     return console.is_terminal and not console.is_dumb_terminal
 
 
-# Japanese punctuation that never starts a line (kinsoku).
-NO_LINE_START = "、。，．）」』】〕・ー？！"
-
-
-def line_starts(text: str, width: int) -> list[int]:
-    """Where to break `text` (one paragraph) so that no line is wider than `width` cells.
-
-    Rich breaks only at spaces, so a Japanese sentence, which has none between its
-    words, jumps whole to the next line and leaves a short one behind. Here a line
-    may also end beside any wide character, but never just before closing punctuation.
-    Returns the offsets at which the lines after the first start (spaces skipped).
-    """
-    from rich.cells import cell_len
-
-    width = max(width, 4)
-    starts: list[int] = []
-    start, cells, cut, after_wide = 0, 0, -1, False
-    for i, ch in enumerate(text):
-        if i < start:  # a space skipped at the start of a line
-            continue
-        w = cell_len(ch)
-        if ch == " " or ((w == 2 or after_wide) and ch not in NO_LINE_START):
-            cut = i
-        if cells + w > width and i > start:
-            start = cut if cut > start else i
-            while start < len(text) and text[start] == " ":
-                start += 1
-            starts.append(start)
-            cells, cut = cell_len(text[start:i]), -1
-            if i < start:
-                continue
-        cells += w
-        after_wide = w == 2
-    return [s for s in starts if s < len(text)]
-
-
 def wrap_cells(text: str, width: int) -> list[str]:
-    """`text` (one paragraph) in lines of at most `width` cells (see `line_starts`)."""
-    bounds = [0, *line_starts(text, width), len(text)]
-    return [text[a:b].rstrip() for a, b in zip(bounds, bounds[1:])]
+    """`text` (one paragraph) in lines of at most `width` cells, broken the way Rich breaks
+    them once `course.linebreak` is installed: at spaces, and between Japanese characters."""
+    import io
 
+    from course import linebreak
 
-def wrap_text(text: Text, width: int) -> Text:
-    """Rich text with its line breaks put in for `width` cells, styles kept (see `line_starts`)."""
-    if text.plain.isascii():
-        return text
-    out = []
-    for line in text.split("\n", allow_blank=True):
-        for piece in line.divide(line_starts(line.plain, width)):
-            piece.rstrip()
-            out.append(piece)
-    return Text("\n").join(out)
+    linebreak.install()
+    console = Console(width=max(width, 4), file=io.StringIO(), color_system=None)
+    return [line.plain.rstrip() for line in Text(text).wrap(console, max(width, 4))]
 
 
 class _ElapsedLine:

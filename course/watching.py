@@ -316,6 +316,7 @@ class WatchLoop:
         self.console.print(text, markup=markup)
 
     def _hint(self) -> None:
+        from course.i18n import content
         from course.progress import Progress
 
         ex = self.exercise
@@ -325,7 +326,7 @@ class WatchLoop:
         progress = Progress.load(self.progress_path)
         already = progress.hint_level(ex.name)
         level = progress.reveal_hint(ex.name, available=len(ex.hints))
-        for i, hint in enumerate(ex.hints[:level], 1):
+        for i, hint in enumerate(map(content, ex.hints[:level]), 1):
             style = None if i == level else "dim"
             self.console.print(_("[bold]Hint {n}/{total}:[/] {hint}").format(n=i, total=len(ex.hints),
                                                                              hint=escape(hint)), style=style)

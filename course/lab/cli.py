@@ -191,12 +191,8 @@ def _print_report(report, out, *, plot: bool) -> None:
     out.print(_("Hardware: {hardware}").format(hardware=escape(report.hardware.summary)))
     for table in results_tables(report):
         out.print(table)
-    from rich.text import Text
-
-    from course.terminal import wrap_text
-
     for line in notes(report):
-        out.print(wrap_text(Text.from_markup(line), out.width))
+        out.print(line)
     if plot:
         text = loss_plot(report.results, width=min(out.width, 100), color=out.is_terminal)
         if text:

@@ -9,6 +9,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 class CourseCommands(Provider):
     def _entries(self) -> list[tuple[str, str, object]]:
+        from course.i18n import content
+
         app = self.app
         catalog = getattr(app, "catalog", None)
         entries: list[tuple[str, str, object]] = [
@@ -19,7 +21,7 @@ class CourseCommands(Provider):
         progress = app.progress
         for number, lesson in enumerate(catalog.lessons, start=1):
             entries.append(
-                (f"Lesson {number}: {lesson.title}", "Read the lesson", partial(app.open_lesson, lesson.name))
+                (f"Lesson {number}: {content(lesson.title)}", "Read the lesson", partial(app.open_lesson, lesson.name))
             )
             for exercise in lesson.exercises:
                 done = progress is not None and progress.is_done(exercise.name)

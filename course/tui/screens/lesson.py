@@ -66,7 +66,9 @@ class LessonScreen(CourseScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = self.lesson.title
+        from course.i18n import content
+
+        self.sub_title = content(self.lesson.title)
         self.query_one("#lesson-body").loading = True
         self._load()
 

@@ -109,6 +109,8 @@ class MapScreen(CourseScreen):
         return self.app.progress.next_pending(self.app.catalog)
 
     def _build_tree(self) -> None:
+        from course.i18n import content
+
         catalog, progress = self.app.catalog, self.app.progress
         nxt = self._next_pending()
         next_name = nxt.name if nxt is not None else None
@@ -123,7 +125,7 @@ class MapScreen(CourseScreen):
             done += finished
             mark = DONE if names and finished == len(names) else " "
             node = tree.root.add(
-                f"{mark} {number:>2}. {escape(lesson.title)}  [dim]{finished}/{len(names)}[/dim]",
+                f"{mark} {number:>2}. {escape(content(lesson.title))}  [dim]{finished}/{len(names)}[/dim]",
                 data=Entry("lesson", lesson.name),
                 expand=lesson.name in expanded or next_name in names,
             )
@@ -141,7 +143,7 @@ class MapScreen(CourseScreen):
             text = f"{DONE} Every exercise passes. Well done! Press [b]l[/b] for the training lab."
         elif self._starts_a_lesson(nxt):
             number, lesson = self._lesson_of(nxt.name)
-            text = (f"Next: lesson {number}, [b]{escape(lesson.title)}[/b] — Enter to read it, "
+            text = (f"Next: lesson {number}, [b]{escape(content(lesson.title))}[/b] — Enter to read it, "
                     f"[b]n[/b] to go straight to its exercise {nxt.name}.")
         else:
             text = f"Next: [b]{nxt.name}[/b] — press [b]n[/b] to open it, Enter to open what the cursor is on."
