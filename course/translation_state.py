@@ -1,9 +1,11 @@
 """How complete each edition other than English is, for `jaxlings doctor`.
 
 Per language: the messages of each gettext domain with no translation (or a
-fuzzy one), the catalogs that are missing or do not compile, the translations
-whose `{placeholders}` differ from the English (they would raise when shown),
-and the lessons with no `lessons/<lang>/` edition (those open in English).
+fuzzy one), the messages the code hands to gettext that the catalog does not
+have yet (where the course's extraction settings are at hand: a checkout), the
+catalogs that are missing or do not compile, the translations whose
+`{placeholders}` differ from the English (they would raise when shown), and the
+lessons with no `lessons/<lang>/` edition (those open in English).
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ from course import i18n
 from course.i18n import _
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+# What `make catalogs` reads to find each domain's messages, at the root of a checkout.
+EXTRACTION = {i18n.DOMAIN: "babel-ui.cfg", i18n.APP: "babel-app.cfg", i18n.CONTENT: "babel-content.cfg"}
 
 
-def language_state(lang: str, lessons: list[Any], lessons_dir: Path) -> dict[str, Any]:
+def language_state(lang: str, lessons: list[Any], lessons_dir: Path,
+                   source_root: Path | None = None) -> dict[str, Any]:
     """What is missing or broken in `lang`'s edition (all empty: complete)."""
-    state: dict[str, Any] = {"untranslated": {}, "broken_catalogs": {}, "placeholder_mismatches": {},
-                             "lessons_missing": []}
+    state: dict[str, Any] = {"untranslated": {}, "not_in_catalog": {}, "broken_catalogs": {},
+                             "placeholder_mismatches": {}, "lessons_missing": []}
     for domain in i18n.DOMAINS:
         path = i18n.po_path(lang, domain)
         if not path.is_file():
@@ -39,6 +44,9 @@ def language_state(lang: str, lessons: list[Any], lessons_dir: Path) -> dict[str
         bad = _placeholder_mismatches(catalog)
         if bad:
             state["placeholder_mismatches"][domain] = bad
+        absent = _not_in_catalog(domain, catalog, source_root)
+        if absent:
+            state["not_in_catalog"][domain] = absent
     state["lessons_missing"] = [lesson.file for lesson in lessons if not (lessons_dir / lang / lesson.file).is_file()]
     return state
 
@@ -57,6 +65,23 @@ def _read_and_compile(path: Path, lang: str, domain: str):
     buffer.seek(0)
     gettext.GNUTranslations(buffer)
     return catalog
+
+
+def _not_in_catalog(domain: str, catalog, source_root: Path | None) -> int:
+    """How many messages the code marks for `domain` that `catalog` lacks (0 without a checkout's settings)."""
+    if source_root is None or not (source_root / EXTRACTION[domain]).is_file():
+        return 0
+    from babel.messages.extract import extract_from_dir
+    from babel.messages.frontend import parse_mapping_cfg
+
+    with (source_root / EXTRACTION[domain]).open(encoding="utf-8") as f:
+        method_map, options_map = parse_mapping_cfg(f)
+    keywords = {"_": None, "N_": None, "ngettext": (1, 2), "gettext": None}
+    marked = {message if isinstance(message, str) else message[0]
+              for _file, _line, message, _comments, _context
+              in extract_from_dir(source_root, method_map, options_map, keywords=keywords)}
+    known = {m.id if isinstance(m.id, str) else m.id[0] for m in catalog if m.id}
+    return len(marked - known)
 
 
 def _placeholder_mismatches(catalog) -> list[str]:
@@ -79,8 +104,8 @@ def _placeholders(text: str) -> set[str]:
 
 def report(catalog: Any) -> dict[str, dict[str, Any]]:
     """`language_state` of every language other than English."""
-    lessons_dir = (catalog.root if getattr(catalog, "root", None) else _course_root()) / "lessons"
-    return {lang: language_state(lang, list(catalog.lessons), lessons_dir)
+    root = catalog.root if getattr(catalog, "root", None) else _course_root()
+    return {lang: language_state(lang, list(catalog.lessons), root / "lessons", root)
             for lang in i18n.LANGUAGES if lang != i18n.DEFAULT}
 
 
@@ -109,6 +134,13 @@ def warnings(states: dict[str, dict[str, Any]]) -> list[str]:
                 "it shows in English. Translate it in {path} (`make catalogs` adds new messages).",
                 "{language}: {n} messages of the {domain} catalog have no translation (or a fuzzy one); "
                 "they show in English. Translate them in {path} (`make catalogs` adds new messages).",
+                count).format(language=name, n=count, domain=domain, path=_shown(i18n.po_path(lang, domain))))
+        for domain, count in state["not_in_catalog"].items():
+            out.append(i18n.ngettext(
+                "{language}: {n} message of the code is not in the {domain} catalog yet; it shows in English. "
+                "Run `make catalogs`, then translate it in {path}.",
+                "{language}: {n} messages of the code are not in the {domain} catalog yet; they show in English. "
+                "Run `make catalogs`, then translate them in {path}.",
                 count).format(language=name, n=count, domain=domain, path=_shown(i18n.po_path(lang, domain))))
         for domain, error in state["broken_catalogs"].items():
             out.append(_("{language}: the {domain} catalog does not compile cleanly ({error}); its messages "

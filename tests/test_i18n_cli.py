@@ -355,6 +355,19 @@ def test_doctor_reports_a_translation_with_other_placeholders(locale_copy, tmp_p
     assert "names other {placeholders} than the English" in "\n".join(warnings({"ja": state}))
 
 
+def test_doctor_counts_messages_of_the_code_missing_from_the_catalog(tmp_path):
+    from course.translation_state import language_state, warnings
+
+    shutil.copy(REPO / "babel-ui.cfg", tmp_path / "babel-ui.cfg")
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "new.py").write_text(
+        'from course.i18n import _\n\nprint(_("Wrong result"), _("A message no catalog has yet"))\n', encoding="utf-8")
+    state = language_state("ja", [], tmp_path / "lessons", tmp_path)
+    assert state["not_in_catalog"] == {"jaxlings": 1}  # the other domains' settings are not in this folder
+    said = "\n".join(warnings({"ja": state}))
+    assert "1 message of the code is not in the jaxlings catalog yet" in said and "`make catalogs`" in said
+
+
 def test_doctor_lists_lessons_with_no_japanese_edition(tmp_path):
     from course.translation_state import language_state, warnings
 
