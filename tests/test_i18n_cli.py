@@ -526,3 +526,8 @@ def test_train_explains_a_bad_variant_in_japanese(course, capsys):
     code, _out, err = run(capsys, "--lang", "ja", "train", "--variants", "foo")
     assert code == 2
     assert "jaxlings train: 不明なバリアントです: foo。次から選んでください:" in err
+
+
+def test_train_explains_a_missing_data_file_in_japanese(course, capsys, tmp_path):
+    code, _out, err = run(capsys, "--lang", "ja", "train", "--data", str(tmp_path / "none.csv"))
+    assert code == 2 and "none.csv: そのファイルはありません。" in err
