@@ -10,11 +10,17 @@ every judgment is made here.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_equal, assert_tree_close, fail
 
 TIMEOUT = 120
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+# (rows, features, hidden) from a small fixed set, so that the programs compiled for
+# them are reused from one check to the next; the values (and the number of steps,
+# which compiles nothing new) are drawn fresh.
+SIZES = [(8, 3, 16), (16, 6, 8)]
 
 
 def probe_training(module, xs, ys, hidden, seed):
@@ -56,15 +62,19 @@ def probe_training(module, xs, ys, hidden, seed):
 
 
 def _case(rng):
-    # Shapes from a small set (compiled programs are reused between runs); values fresh.
-    steps, rows, d = int(rng.choice([2, 3])), int(rng.choice([8, 16])), int(rng.choice([3, 6]))
+    rows, d, hidden = SIZES[int(rng.integers(len(SIZES)))]
+    steps = int(rng.choice([2, 3]))
     xs = rng.standard_normal((steps, rows, d)).astype(np.float32)
     ys = rng.integers(0, 2, size=(steps, rows)).astype(np.float32)
-    return xs, ys, int(rng.choice([8, 16]))
+    return xs, ys, hidden
 
 
-def _both(learner, reference, rng, seed):
-    xs, ys, hidden = _case(rng)
+@pytest.fixture(scope="module")
+def both(learner, reference, request):
+    """The learner's and the reference's evidence, gathered once per check run (each run
+    is its own pytest session): the checks below judge different parts of it."""
+    seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
+    xs, ys, hidden = _case(np.random.default_rng(seed))
     got = learner.probe(probe_training, xs, ys, hidden, seed)
     want = reference.probe(probe_training, xs, ys, hidden, seed)
     if got["n_devices"] != 4:
@@ -72,8 +82,8 @@ def _both(learner, reference, rng, seed):
     return xs, got, want
 
 
-def test_replicate_puts_every_array_on_every_device(learner, reference, rng, seed):
-    _, got, _ = _both(learner, reference, rng, seed)
+def test_replicate_puts_every_array_on_every_device(both):
+    _, got, _ = both
     placement = got.get("placement")
     if not isinstance(placement, list) or not placement:
         fail("after replicate(model, optimizer, mesh) the model and optimizer hold no arrays.")
@@ -84,8 +94,8 @@ def test_replicate_puts_every_array_on_every_device(learner, reference, rng, see
              "(use NamedSharding(mesh, PartitionSpec()) for all of them).")
 
 
-def test_the_batch_is_split_over_the_devices(learner, reference, rng, seed):
-    xs, got, _ = _both(learner, reference, rng, seed)
+def test_the_batch_is_split_over_the_devices(both):
+    xs, got, _ = both
     rows, d = xs.shape[1:]
     seen = got.get("model_inputs")
     call = f"data_parallel_step(model, optimizer, x {(rows, d)}, y, mesh)"
@@ -99,8 +109,8 @@ def test_the_batch_is_split_over_the_devices(learner, reference, rng, seed):
                  "NamedSharding(mesh, PartitionSpec(\"data\")) before calling train_step.")
 
 
-def test_training_matches_one_device(learner, reference, rng, seed):
-    xs, got, want = _both(learner, reference, rng, seed)
+def test_training_matches_one_device(both):
+    xs, got, want = both
     what = f"{len(xs)} data-parallel steps on batches of {xs.shape[1:]}"
     assert_close(np.array(got["losses"]), np.array(want["losses"]), what=f"{what}: losses", rtol=1e-5, atol=1e-6)
     assert_equal(got["step"], want["step"], what=f"{what}: optimizer.step")

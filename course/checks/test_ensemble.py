@@ -19,8 +19,8 @@ from course.engine.checking import assert_equal, fail
 
 TIMEOUT = 60
 # Shapes come from small fixed sets so that compiled programs are reused between runs.
-ENSEMBLE_SHAPES = [(3, 5, 8), (4, 9, 16)]  # (n_members, d_in, hidden)
-DROPOUT_SHAPES = [(5, 6), (3, 8)]
+ENSEMBLE_SHAPES = [(3, 5, 8, 4), (4, 9, 16, 2)]  # (n_members, d_in, hidden, batch)
+DROPOUT_SHAPES = [((5, 6), 3), ((3, 8), 4)]  # (shape of x, n_copies)
 RATES = [0.25, 0.5]
 LAYERS = ("l1", "l2")
 
@@ -82,8 +82,8 @@ def ensemble_run(learner, reference, request):
     """The ensemble's evidence, gathered once per check run (each run is its own pytest session)."""
     seed = _seed(request)
     rng = np.random.default_rng(seed)
-    n, d_in, hidden = ENSEMBLE_SHAPES[int(rng.integers(len(ENSEMBLE_SHAPES)))]
-    x = rng.standard_normal((int(rng.integers(2, 7)), d_in)).astype(np.float32)
+    n, d_in, hidden, batch = ENSEMBLE_SHAPES[int(rng.integers(len(ENSEMBLE_SHAPES)))]
+    x = rng.standard_normal((batch, d_in)).astype(np.float32)
     got = learner.probe(probe_ensemble, n, d_in, hidden, seed, x)
     if "error" in got:
         fail(got["error"] + ".")
@@ -153,8 +153,7 @@ def test_same_seed_same_ensemble(ensemble_run):
 def dropout_run(learner, request):
     seed = _seed(request)
     rng = np.random.default_rng(seed + 1)
-    shape = DROPOUT_SHAPES[int(rng.integers(len(DROPOUT_SHAPES)))]
-    n = int(rng.integers(3, 5))
+    shape, n = DROPOUT_SHAPES[int(rng.integers(len(DROPOUT_SHAPES)))]
     rate = RATES[int(rng.integers(len(RATES)))]
     # Values away from zero, so a dropped element (0) is never confused with a kept one.
     x = (rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)).astype(np.float32)
@@ -182,17 +181,18 @@ def _masks(copies, x, n, rate, call):
 def test_each_copy_has_its_own_mask(dropout_run):
     x, n, rate, got, call, seed = dropout_run
     kept = _masks(got["copies"], x, n, rate, call)
+    # Shared masks first: n identical copies also swing the kept count n times as far.
+    for i, j in itertools.combinations(range(n), 2):
+        if np.array_equal(kept[i], kept[j]):
+            fail(f"{call}: copies {i} and {j} have the same mask. nnx.vmap broadcasts the Dropout's Rngs by "
+                 f"default, so every copy draws the same key: split them with nnx.split_rngs(splits={n}) and "
+                 "map the random state with nnx.StateAxes({nnx.RngState: 0, ...: None}).")
     total = kept.size
     expected = total * (1.0 - rate)
     spread = 5.0 * np.sqrt(total * rate * (1.0 - rate)) + 1.0
     if abs(int(kept.sum()) - expected) > spread:
         fail(f"{call} kept {int(kept.sum())} of {total} elements; about {expected:.0f} expected with "
              f"rate={rate} (each element kept with probability 1 - rate).")
-    for i, j in itertools.combinations(range(n), 2):
-        if np.array_equal(kept[i], kept[j]):
-            fail(f"{call}: copies {i} and {j} have the same mask. nnx.vmap broadcasts the Dropout's Rngs by "
-                 f"default, so every copy draws the same key: split them with nnx.split_rngs(splits={n}) and "
-                 "map the random state with nnx.StateAxes({nnx.RngState: 0, ...: None}).")
 
 
 def test_dropout_copies_follow_the_seed(dropout_run):

@@ -35,10 +35,11 @@ def probe_loss_and_grads(module, params, x, y, which):
             return self.linear2(jax.nn.relu(self.linear1(x)))
 
     d_in, hidden = params["linear1"]["kernel"].shape
-    model = MLP(d_in, hidden, rngs=nnx.Rngs(0))
+    # Built abstractly (no random initialisation to run: every value is replaced).
+    model = nnx.eval_shape(lambda: MLP(d_in, hidden, rngs=nnx.Rngs(0)))
     for layer in ("linear1", "linear2"):
         for name in ("kernel", "bias"):
-            getattr(getattr(model, layer), name)[...] = jnp.asarray(params[layer][name])
+            getattr(getattr(model, layer), name).set_value(jnp.asarray(params[layer][name]))
     x, y = jnp.asarray(x), jnp.asarray(y)
     if which == "loss_fn":
         out = module.loss_fn(model, x, y)

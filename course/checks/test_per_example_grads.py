@@ -10,19 +10,23 @@ example (`course.engine.programs`).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_tree_close, fail
 from course.engine.programs import ProgramError, parse
 
 TIMEOUT = 60
+# (examples, features, hidden) from a small fixed set, so that the programs compiled
+# for them are reused from one check to the next; the values are drawn fresh.
+SIZES = [(3, 4, 8), (6, 7, 16)]
 
 
 def _batch(rng):
-    # Shapes from a small set (compiled programs are reused between runs); values fresh.
-    n, d = int(rng.choice([3, 6])), int(rng.choice([4, 7]))
+    n, d, hidden = SIZES[int(rng.integers(len(SIZES)))]
     x = rng.standard_normal((n, d)).astype(np.float32)
     y = rng.integers(0, 2, size=n).astype(np.float32)
-    return x, y, int(rng.choice([8, 16]))
+    return x, y, hidden
 
 
 def probe_per_example(module, x, y, hidden, seed):
@@ -76,8 +80,12 @@ def probe_programs(module, sizes, d, hidden):
                                 jax.ShapeDtypeStruct((n,), jnp.float32)).as_text() for n in sizes]
 
 
-def _run_both(learner, reference, rng, seed):
-    x, y, hidden = _batch(rng)
+@pytest.fixture(scope="module")
+def both(learner, reference, request):
+    """The learner's and the reference's results on one batch, gathered once per check run
+    (each run is its own pytest session): the checks below judge different parts of them."""
+    seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
+    x, y, hidden = _batch(np.random.default_rng(seed))
     got = learner.probe(probe_per_example, x, y, hidden, seed)
     want = reference.probe(probe_per_example, x, y, hidden, seed)
     if "error" in got:
@@ -85,16 +93,16 @@ def _run_both(learner, reference, rng, seed):
     return x, hidden, got, want
 
 
-def test_per_example_losses_match_a_loop(learner, reference, rng, seed):
-    x, hidden, got, want = _run_both(learner, reference, rng, seed)
+def test_per_example_losses_match_a_loop(both):
+    x, hidden, got, want = both
     assert_close(
         got["losses"], want["losses"],
         what=f"per_example_grads(MLP {x.shape[1]}->{hidden}->1, x {x.shape}) losses", rtol=1e-5, atol=1e-6,
     )
 
 
-def test_per_example_gradients_match_a_loop(learner, reference, rng, seed):
-    x, hidden, got, want = _run_both(learner, reference, rng, seed)
+def test_per_example_gradients_match_a_loop(both):
+    x, hidden, got, want = both
     assert_tree_close(
         got["grads"], want["grads"],
         what=f"per_example_grads(MLP {x.shape[1]}->{hidden}->1, x {x.shape}) grads (leading axis = example)",
@@ -102,15 +110,15 @@ def test_per_example_gradients_match_a_loop(learner, reference, rng, seed):
     )
 
 
-def test_mean_of_per_example_gradients_is_the_batch_gradient(learner, reference, rng, seed):
-    x, hidden, got, want = _run_both(learner, reference, rng, seed)
+def test_mean_of_per_example_gradients_is_the_batch_gradient(both):
+    x, hidden, got, want = both
     mean = {layer: {k: np.mean(np.asarray(v), axis=0) for k, v in leaves.items()} for layer, leaves in got["grads"].items()}
     want_mean = {layer: {k: np.mean(v, axis=0) for k, v in leaves.items()} for layer, leaves in want["grads"].items()}
     assert_tree_close(mean, want_mean, what=f"the mean over the {x.shape[0]} examples of your gradients", rtol=1e-4, atol=1e-6)
 
 
-def test_the_model_is_left_unchanged(learner, reference, rng, seed):
-    _, _, got, _ = _run_both(learner, reference, rng, seed)
+def test_the_model_is_left_unchanged(both):
+    _, _, got, _ = both
     assert_tree_close(
         got["params_after"], got["params_before"],
         what="the model's parameters after per_example_grads (it must not change them)", rtol=0, atol=0,
@@ -118,7 +126,7 @@ def test_the_model_is_left_unchanged(learner, reference, rng, seed):
 
 
 def test_the_batch_is_vectorised_not_looped(learner, rng):
-    d, hidden = int(rng.choice([4, 7])), 8
+    _, d, hidden = SIZES[int(rng.integers(len(SIZES)))]
     texts = learner.probe(probe_programs, [2, 8], d, hidden)
     if not isinstance(texts, list) or len(texts) != 2:
         fail(f"the check could not lower per_example_grads for 2 and 8 examples (got {type(texts).__name__}).")

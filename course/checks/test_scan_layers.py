@@ -8,11 +8,17 @@ process and the StableHLO text comes back (`course.engine.programs`).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from course.checks.conftest import RUN_PLUGIN
 from course.engine.programs import ProgramError, parse
 from course.engine.checking import assert_close, assert_equal, fail
 
 TIMEOUT = 120
+# (n_layers, width, batch) from a small fixed set, so that the programs compiled for
+# them are reused from one check to the next; the values are drawn fresh. One batch
+# is a single row.
+SIZES = [(3, 4, 1), (5, 8, 4)]
 
 
 def probe_stack(module, n_layers, width, x, seed):
@@ -46,13 +52,16 @@ def probe_programs(module, depths, width):
 
 
 def _case(rng):
-    # Shapes from a small set (compiled programs are reused between runs); values fresh.
-    n_layers, width, batch = int(rng.choice([2, 3, 5])), int(rng.choice([4, 8])), int(rng.choice([1, 4]))
+    n_layers, width, batch = SIZES[int(rng.integers(len(SIZES)))]
     return n_layers, width, rng.standard_normal((batch, width)).astype(np.float32)
 
 
-def _probe(learner, reference, rng, seed):
-    n_layers, width, x = _case(rng)
+@pytest.fixture(scope="module")
+def stack(learner, reference, request):
+    """The learner's and the reference's StackedMLP evidence, gathered once per check run
+    (each run is its own pytest session): the checks below judge different parts of it."""
+    seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
+    n_layers, width, x = _case(np.random.default_rng(seed))
     got = learner.probe(probe_stack, n_layers, width, x, seed)
     if "error" in got:
         fail(got["error"])
@@ -60,15 +69,15 @@ def _probe(learner, reference, rng, seed):
     return n_layers, width, x, got, want
 
 
-def test_parameters_are_stacked_along_a_layer_axis(learner, reference, rng, seed):
-    n_layers, width, _, got, want = _probe(learner, reference, rng, seed)
+def test_parameters_are_stacked_along_a_layer_axis(stack):
+    n_layers, width, _, got, want = stack
     what = f"StackedMLP({n_layers}, {width})"
     assert_equal(got["kernel_shape"], want["kernel_shape"], what=f"{what}.layers.kernel shape")
     assert_equal(got["bias_shape"], want["bias_shape"], what=f"{what}.layers.bias shape")
 
 
-def test_layers_start_out_different(learner, reference, rng, seed):
-    n_layers, width, _, got, _ = _probe(learner, reference, rng, seed)
+def test_layers_start_out_different(stack):
+    n_layers, width, _, got, _ = stack
     kernel = np.asarray(got["kernel"])
     if kernel.ndim == 3 and all(np.array_equal(kernel[0], k) for k in kernel[1:]):
         fail(
@@ -77,8 +86,8 @@ def test_layers_start_out_different(learner, reference, rng, seed):
         )
 
 
-def test_output_applies_every_layer_in_order(learner, reference, rng, seed):
-    n_layers, width, x, got, _ = _probe(learner, reference, rng, seed)
+def test_output_applies_every_layer_in_order(stack):
+    n_layers, width, x, got, _ = stack
     kernel, bias = np.asarray(got["kernel"], np.float64), np.asarray(got["bias"], np.float64)
     if kernel.shape != (n_layers, width, width) or bias.shape != (n_layers, width):
         fail(f"StackedMLP({n_layers}, {width}): stacked parameters expected, got kernel {kernel.shape}, bias {bias.shape}.")
@@ -93,7 +102,7 @@ def test_output_applies_every_layer_in_order(learner, reference, rng, seed):
 
 
 def test_compiled_program_does_not_grow_with_depth(learner, rng):
-    width = int(rng.choice([4, 8]))
+    _, width, _ = SIZES[int(rng.integers(len(SIZES)))]
     texts = learner.probe(probe_programs, [2, 6], width)
     if not isinstance(texts, list) or len(texts) != 2:
         fail(f"the check could not lower StackedMLP with 2 and 6 layers (got {type(texts).__name__}).")

@@ -9,11 +9,16 @@ and how XLA laid out the model's input when it compiled the forward pass, from
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_equal, fail
 
 TIMEOUT = 90
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+# (rows, features, hidden) from a small fixed set, so that the programs compiled for
+# them are reused from one check to the next; the values are drawn fresh.
+SIZES = [(8, 3, 16), (16, 5, 8)]
 
 
 def probe_shard(module, x, hidden, seed):
@@ -56,14 +61,16 @@ def probe_shard(module, x, hidden, seed):
 
 
 def _case(rng):
-    # Shapes from a small set (compiled programs are reused between runs); values fresh.
-    rows = int(rng.choice([8, 16]))
-    x = rng.standard_normal((rows, int(rng.choice([3, 5])))).astype(np.float32)
-    return x, int(rng.choice([8, 16]))
+    rows, d, hidden = SIZES[int(rng.integers(len(SIZES)))]
+    return rng.standard_normal((rows, d)).astype(np.float32), hidden
 
 
-def _both(learner, reference, rng, seed):
-    x, hidden = _case(rng)
+@pytest.fixture(scope="module")
+def both(learner, reference, request):
+    """The learner's and the reference's evidence, gathered once per check run (each run
+    is its own pytest session): the checks below judge different parts of it."""
+    seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
+    x, hidden = _case(np.random.default_rng(seed))
     got = learner.probe(probe_shard, x, hidden, seed)
     if "error" in got:
         fail(got["error"])
@@ -73,13 +80,13 @@ def _both(learner, reference, rng, seed):
     return x, got, want
 
 
-def test_mesh_spans_all_devices_on_a_data_axis(learner, reference, rng, seed):
-    _, got, want = _both(learner, reference, rng, seed)
+def test_mesh_spans_all_devices_on_a_data_axis(both):
+    _, got, want = both
     assert_equal(got["mesh_shape"], want["mesh_shape"], what="data_mesh().shape (axis name -> size)")
 
 
-def test_batch_is_split_by_rows(learner, reference, rng, seed):
-    x, got, want = _both(learner, reference, rng, seed)
+def test_batch_is_split_by_rows(both):
+    x, got, want = both
     what = f"shard_batch(x {x.shape}, mesh)"
     assert_equal(got["devices"], want["devices"], what=f"{what}: the devices holding shards")
     assert_equal(got["shard_shapes"], want["shard_shapes"], what=f"{what}: shape of each device's shard")
@@ -87,8 +94,8 @@ def test_batch_is_split_by_rows(learner, reference, rng, seed):
     assert_close(got["value"], x, what=f"{what}: the values (sharding must not change them)", rtol=0, atol=0)
 
 
-def test_sharded_forward_matches_one_device(learner, reference, rng, seed):
-    x, got, want = _both(learner, reference, rng, seed)
+def test_sharded_forward_matches_one_device(both):
+    x, got, want = both
     if not got["out_is_numpy"]:
         fail("forward_sharded must return a NumPy array on the host (np.asarray or jax.device_get).")
     _require_split_input(got.get("model_inputs"), x.shape, f"forward_sharded(model, x {x.shape}, mesh)")

@@ -13,6 +13,10 @@ import numpy as np
 from course.engine.checking import assert_close, assert_tree_close, fail
 
 TIMEOUT = 90
+# (d_in, hidden) and batch sizes from small fixed sets, so that the programs compiled
+# for them are reused from one check to the next; the values are drawn fresh.
+MODEL_SIZES = [(4, 8), (9, 16)]
+BATCH_SIZES = [16, 32]
 
 
 def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init):
@@ -42,7 +46,7 @@ def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init):
 
 
 def _batches(rng, n_steps, d_in):
-    sizes = [int(rng.choice([16, 32])) for _ in range(n_steps)]  # few shapes: compiled steps are reused
+    sizes = [int(rng.choice(BATCH_SIZES)) for _ in range(n_steps)]
     xs = [rng.standard_normal((b, d_in)).astype(np.float32) for b in sizes]
     ys = [rng.integers(0, 2, size=b).astype(np.float32) for b in sizes]
     return xs, ys
@@ -66,7 +70,7 @@ def _dead_unit(params):
 
 
 def _run_both(learner, reference, rng, seed, n_steps):
-    d_in, hidden = int(rng.choice([4, 9])), int(rng.choice([8, 16]))
+    d_in, hidden = MODEL_SIZES[int(rng.integers(len(MODEL_SIZES)))]
     lr = float(10 ** rng.uniform(-2.5, -1.5))
     xs, ys = _batches(rng, n_steps, d_in)
     init = _init(rng, d_in, hidden)
