@@ -1,0 +1,130 @@
+"""The language switched while the app runs: every screen says its words again in
+the new language, the lesson opens in its other edition, nothing the learner typed
+is lost, and the choice is saved in the workspace's .jaxlings/ for the next start."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.cells import cell_len
+from textual.widgets import Markdown
+from textual.widgets._footer import FooterKey
+
+from course import i18n
+from course.tui.app import JaxlingsApp
+from course.tui.pilot import settle
+from course.tui.screens.help import HelpScreen
+from course.tui.screens.language import LanguageScreen
+from course.tui.screens.lesson import LessonScreen
+from course.tui.screens.map import MapScreen
+
+from .conftest import wait_until
+from .fakes import FakeLabServices, FakeOutcome, FakeResult
+
+pytestmark = pytest.mark.anyio
+
+FAILED = FakeResult("scale", False, "wrong_result", "", [FakeOutcome("test_scale", "failed", "wrong_result", "no")])
+
+
+def footer_words(app) -> set[str]:
+    return {key.description for key in app.screen.query(FooterKey) if key.description}
+
+
+def lesson_text(app) -> str:
+    return "\n".join(m.source for m in app.screen.query("#lesson-body Markdown").results(Markdown))
+
+
+def saved_language(workspace) -> str:
+    return json.loads((workspace / ".jaxlings" / "settings.json").read_text(encoding="utf-8"))["language"]
+
+
+async def choose(pilot, key: str) -> None:
+    """F2, then the language below (down) or above (up) the current one."""
+    await pilot.press("f2")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, LanguageScreen)
+    await pilot.press(key, "enter")
+    await settle(pilot)
+
+
+async def test_switching_to_japanese_and_back_while_reading_a_lesson(workspace):
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_lesson("arrays")
+        await settle(pilot)
+        assert "looks like a `torch.Tensor`" in lesson_text(app)
+        assert {"Map", "Exercise", "Contents"} <= footer_words(app)
+
+        await choose(pilot, "down")
+        assert i18n.language() == "ja"
+        assert saved_language(workspace) == "ja"
+        assert isinstance(app.screen, LessonScreen)
+        await wait_until(pilot, lambda: "とよく似ています" in lesson_text(app))
+        assert "looks like" not in lesson_text(app)
+        # The code is the same code, now beside Japanese prose and a Japanese contents list.
+        assert app.screen.query_one("#lesson-toc").option_count == 4
+        await wait_until(pilot, lambda: {"マップ", "演習", "目次"} <= footer_words(app))
+        assert app.sub_title == "PyTorch から JAX、Flax、Optax へ"
+
+        await pilot.press("f1")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        help_text = app.screen.query_one(Markdown).source
+        assert "### どこでも" in help_text and "**ヘルプ**: すべての画面の、すべてのキー" in help_text
+        await pilot.press("escape")
+        await settle(pilot)
+
+        await choose(pilot, "up")
+        assert i18n.language() == "en"
+        assert saved_language(workspace) == "en"
+        await wait_until(pilot, lambda: "looks like a `torch.Tensor`" in lesson_text(app))
+        await wait_until(pilot, lambda: {"Map", "Exercise", "Contents"} <= footer_words(app))
+        assert not footer_words(app) & {"マップ", "演習", "目次"}
+
+
+async def test_a_switch_keeps_unsaved_edits_and_says_the_exercise_in_japanese(workspace):
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_exercise("scale")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        screen.editor.insert("# mine\n", (0, 0))
+        edited = screen.editor.text
+        assert screen.dirty()
+
+        app.switch_language("ja")
+        await settle(pilot)
+        assert screen.editor.text == edited and screen.dirty()
+        status = str(screen.query_one("#exercise-status").render())
+        assert "未保存" in status and "未合格" in status
+        tabs = screen.query_one("#exercise-info")
+        assert [str(tabs.get_tab(p).label) for p in ("tab-task", "tab-results", "tab-hints")] == ["課題", "結果", "ヒント"]
+        results = str(screen.query_one("#results").render())
+        assert "1 個中 1 個のチェックが失敗" in results
+        await wait_until(pilot, lambda: {"保存+チェック", "ヒント"} <= footer_words(app))
+        assert (workspace / "exercises/01_arrays/scale.py").read_text(encoding="utf-8") != edited
+
+
+async def test_the_app_opens_in_the_language_chosen_before_it_starts(workspace):
+    # What `jaxlings --lang ja` does before it runs the app.
+    i18n.set_language("ja")
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, MapScreen)
+        assert {"次の演習", "トレーニング ラボ"} <= footer_words(app)
+        assert "演習 3 個中 0 個完了" in str(app.screen.query_one("#map-count").render())
+    # Starting in Japanese is not choosing it: nothing is written until the learner switches.
+    assert not (workspace / ".jaxlings" / "settings.json").exists()
+
+
+def test_lab_columns_are_as_wide_as_their_headings_in_cells():
+    from course.tui.screens.lab import COLUMNS, column_width
+
+    assert [column_width(label, width) for label, width in COLUMNS] == [width for _label, width in COLUMNS]
+    assert column_width("コンパイル", 7) == cell_len("コンパイル") == 10
