@@ -106,7 +106,7 @@ async def test_a_switch_keeps_unsaved_edits_and_says_the_exercise_in_japanese(wo
         assert [str(tabs.get_tab(p).label) for p in ("tab-task", "tab-results", "tab-hints")] == ["課題", "結果", "ヒント"]
         results = str(screen.query_one("#results").render())
         assert "1 個中 1 個のチェックが失敗" in results
-        await wait_until(pilot, lambda: {"保存+チェック", "ヒント"} <= footer_words(app))
+        await wait_until(pilot, lambda: {"保存+確認", "ヒント"} <= footer_words(app))
         assert (workspace / "exercises/01_arrays/scale.py").read_text(encoding="utf-8") != edited
 
 
@@ -123,8 +123,15 @@ async def test_the_app_opens_in_the_language_chosen_before_it_starts(workspace):
     assert not (workspace / ".jaxlings" / "settings.json").exists()
 
 
-def test_lab_columns_are_as_wide_as_their_headings_in_cells():
-    from course.tui.screens.lab import COLUMNS, column_width
+def test_lab_columns_measure_headings_in_cells_and_wrap_them_only_when_short_of_room():
+    from course.tui.screens.lab import COLUMNS, column_widths
 
-    assert [column_width(label, width) for label, width in COLUMNS] == [width for _label, width in COLUMNS]
-    assert column_width("コンパイル", 7) == cell_len("コンパイル") == 10
+    figures = [figure for _label, figure in COLUMNS]
+    english = [label for label, _figure in COLUMNS]
+    japanese = ["バリアント", "コンパイル", "ms/epoch", "全体", "×NNX eager", "×PyTorch", "正解率"]
+    # 80 columns leave the table 76 cells; each of 7 columns pads one cell each side.
+    assert column_widths(english, figures, 76) == ([15, 7, 8, 8, 10, 8, 5], 1)
+    widths, lines = column_widths(japanese, figures, 76)
+    assert widths[1] == cell_len("コンパイル") == 10 and widths[-1] == cell_len("正解率") == 6
+    assert lines == 2 and widths[4] == 7 and sum(widths) + 14 <= 76  # "×NNX eager" on two lines
+    assert column_widths(japanese, figures, 146) == ([15, 10, 8, 8, 10, 8, 6], 1)

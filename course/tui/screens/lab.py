@@ -37,16 +37,27 @@ EAGER_EPOCHS = 20
 INTRO = N_("Choose variants and epochs, then Run (r or Enter). Each variant trains the article's "
            "Titanic MLP (9→64→1, Adam 1e-3, batch 32).")
 MAX_EPOCHS = 100_000
-# Fixed widths that fit 80 columns (76 for the table after padding and the
-# scroll bar): auto-sized columns settle a frame late and jump as rows arrive.
-# Each is the width its figures need, or its heading's, in terminal cells.
-COLUMNS = [(N_("Variant"), 15), (N_("Compile"), 7), (N_("ms/epoch"), 8), (N_("Full run"), 8),
-           (N_("×NNX eager"), 10), (N_("×PyTorch"), 8), (N_("Acc"), 5)]
+# Fixed widths, not auto-sized columns (they settle a frame late and jump as rows
+# arrive): each heading with the cells its figures need. At 80 columns the table
+# has 76 (the pane's padding and scroll bar take the rest).
+COLUMNS = [(N_("Variant"), 15), (N_("Compile"), 7), (N_("ms/epoch"), 7), (N_("Full run"), 8),
+           (N_("×NNX eager"), 7), (N_("×PyTorch"), 7), (N_("Acc"), 5)]
+TABLE_MARGIN = 4
+CELL_PADDING = 1  # DataTable's default, each side of every cell
 
 
-def column_width(label: str, width: int) -> int:
-    """Cells for a column: its figures' width, or its heading's if wider (Japanese is double width)."""
-    return max(width, cell_len(label))
+def column_widths(labels: list[str], figures: list[int], room: int) -> tuple[list[int], int]:
+    """The columns' widths in cells and the header's height in lines.
+
+    Each column is as wide as its figures and its heading (in cells: Japanese is
+    double width). Where that is wider than `room`, headings of several words
+    wrap onto a second line rather than push the last columns out of sight.
+    """
+    padding = 2 * CELL_PADDING * len(labels)
+    widths = [max(figure, cell_len(label)) for label, figure in zip(labels, figures)]
+    if sum(widths) + padding <= room:
+        return widths, 1
+    return [max(figure, *(cell_len(word) for word in label.split())) for label, figure in zip(labels, figures)], 2
 
 
 def headline(report: Any) -> str:
@@ -209,10 +220,10 @@ class LabScreen(CourseScreen):
     def on_mount(self) -> None:
         self.sub_title = _("Training lab")
         table = self.query_one(DataTable)
-        for label, width in COLUMNS:
+        widths, table.header_height = self._column_layout()
+        for (label, _figures), width in zip(COLUMNS, widths):
             shown = _(label)
-            table.add_column(shown if label == "Variant" else Text(shown, justify="right"),
-                             width=column_width(shown, width), key=label)
+            table.add_column(shown if label == "Variant" else Text(shown, justify="right"), width=width, key=label)
         table.display = False
         self.query_one("#lab-variants").loading = True
         self._validate()
@@ -261,16 +272,7 @@ class LabScreen(CourseScreen):
         self.query_one("#lab-run", Button).label = _("Run")
         self.query_one("#lab-stop", Button).label = _("Stop")
         self._show_hardware()
-        table = self.query_one(DataTable)
-        for label, width in COLUMNS:
-            shown = _(label)
-            column = table.columns[ColumnKey(label)]
-            column.label = Text(shown, justify="left" if label == "Variant" else "right")
-            column.width = column_width(shown, width)
-        # Labels and widths changed in place: the table's render caches are stale (Textual is pinned).
-        table._clear_caches()
-        table._require_update_dimensions = True
-        table.refresh(layout=True)
+        self._fit_columns()
         self._validate()
         self.query_one(LossPlot).language_changed()
         self._headline(*self._headline_said[:1], **self._headline_said[1])
@@ -279,6 +281,28 @@ class LabScreen(CourseScreen):
         saved = self.query_one("#lab-saved", Static)
         if getattr(self, "_saved_said", None):
             saved.update(Text(_(self._saved_said[0]).format(**self._saved_said[1])))
+
+    def _column_layout(self) -> tuple[list[int], int]:
+        return column_widths([_(label) for label, _figures in COLUMNS], [figures for _label, figures in COLUMNS],
+                             self.app.size.width - TABLE_MARGIN)
+
+    def _fit_columns(self) -> None:
+        """Headings in the language in use, widths for this terminal."""
+        table = self.query_one(DataTable)
+        widths, height = self._column_layout()
+        for (label, _figures), width in zip(COLUMNS, widths):
+            column = table.columns[ColumnKey(label)]
+            column.label = Text(_(label), justify="left" if label == "Variant" else "right")
+            column.width = width
+        table.header_height = height
+        # Labels and widths changed in place: the table's render caches are stale (Textual is pinned).
+        table._clear_caches()
+        table._require_update_dimensions = True
+        table.refresh(layout=True)
+
+    def on_resize(self) -> None:
+        if self.is_mounted and self.query(DataTable):
+            self._fit_columns()
 
     # -- settings -------------------------------------------------------------------
     def _settings(self) -> tuple[int | None, int | None]:
