@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 
+from course import linebreak
 from course.i18n import LANGUAGES, N_, _, normalize, resolve_language, set_language
 
 # name -> (module, one-line help). Order is the order shown in --help.
@@ -93,6 +94,7 @@ def _main(argv: list[str]) -> int:
     if lang is not None and normalize(lang) is None:
         build_parser().parse_args(["--lang", lang])  # argparse's own error: the choices, exit 2
     set_language(resolve_language(lang))
+    linebreak.install()
     command = next((a for a in argv if not a.startswith("-")), None)
     if command is None and not any(a in ("-h", "--help", "--version") for a in argv):
         from course.tui.launch import run_app

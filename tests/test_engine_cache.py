@@ -66,6 +66,44 @@ def test_learner_children_cache_programs_in_a_folder_of_their_own(course, tmp_pa
     shutil.rmtree(cache.learner)
 
 
+@pytest.mark.parametrize("tier", ["bubblewrap", "unshare"])
+def test_a_sandboxed_child_writes_only_its_own_cache_and_under_a_neutral_name(course, tmp_path, tier):
+    from course.engine.isolation import IsolationError, choose
+
+    try:
+        isolation = choose(tier)
+    except IsolationError as exc:
+        pytest.skip(f"{tier} is not available here: {exc}")
+    root, learner = course
+    state = tmp_path / "ws" / ".jaxlings"
+    cache = workspace_compile_cache(state)
+    checks = _with_check(root, """
+        from course.engine.checking import fail
+
+        def _cache_dir(module):
+            import os
+            import jax
+            import jax.numpy as jnp
+
+            jax.jit(lambda v: v * 5 - 2)(jnp.arange(7.0)).block_until_ready()
+            where = os.environ.get("JAX_COMPILATION_CACHE_DIR", "")
+            return {"where": where, "entries": sorted(os.listdir(where)) if where else [],
+                    "trusted_visible": os.path.exists(%r)}
+
+        def test_report(learner):
+            fail("CACHE=" + repr(learner.probe(_cache_dir)))
+    """ % str(cache.trusted))
+    exercise = load_catalog(root).exercise("fx_scale")
+    with CheckSession(warm=False, compile_cache=cache, isolation=isolation) as session:
+        result = session.run(exercise, learner_file=learner, extra_check_dirs=[checks])
+    reported = eval(result.message.split("CACHE=", 1)[1].splitlines()[0])  # noqa: S307 - our own probe's repr
+    assert reported["where"] == "/xla-cache" and not reported["trusted_visible"]
+    kept = {p.name for p in cache.learner.iterdir()}
+    assert kept and set(reported["entries"]) <= kept  # what the child wrote is on the host, in the learner's folder
+    assert not cache.trusted.exists() or not any(cache.trusted.iterdir())  # the trusted folder got nothing
+    shutil.rmtree(cache.learner)
+
+
 def test_the_trusted_cache_only_where_children_cannot_write_it(course, tmp_path, monkeypatch):
     root, learner = course
     used = []
@@ -74,7 +112,7 @@ def test_the_trusted_cache_only_where_children_cannot_write_it(course, tmp_path,
 
     sandboxed = SimpleNamespace(sandboxed=True)  # learner children that cannot reach the workspace
     with CheckSession(warm=False, compile_cache=cache, isolation=sandboxed) as session:
-        assert session.compile_cache.trusted == cache.trusted and session.compile_cache.learner is None
+        assert session.compile_cache.trusted == cache.trusted and session.compile_cache.learner == cache.learner
     assert used == [cache.trusted]
     assert stat.S_IMODE(cache.trusted.stat().st_mode) == 0o700
     with CheckSession(warm=False, compile_cache=cache, isolation=None) as session:

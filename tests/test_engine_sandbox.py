@@ -469,3 +469,43 @@ def test_doctor_names_the_tier_in_force_for_check_and_grade():
     assert report["grade"][0].startswith("Isolation: "), report
     if expected != "bubblewrap":
         assert any("apt-get install bubblewrap" in line for line in report["check"]), report
+
+
+def _pausing_probe(module, names):
+    import time
+
+    from course.engine.child import pause
+
+    waited = []
+    for name in names:
+        start = time.perf_counter()
+        pause(name)
+        waited.append(time.perf_counter() - start)
+    return waited
+
+
+def test_pauses_last_as_long_as_the_parent_says_and_only_the_parent_knows_how_long(tmp_path):
+    """The channel the timing check stands on: the child asks for a named wait, and the parent
+    answers after a duration it never sent; a name it did not offer, or one asked twice, kills the run."""
+    from course.engine.runner import _probe_source
+    from course.engine.sandbox import LearnerProcess, child_environment, encode_args
+
+    learner = tmp_path / "mod.py"
+    learner.write_text("x = 1\n")
+    proc = LearnerProcess(env=child_environment(None, None))
+    try:
+        deadline = time.monotonic() + 60
+        proc.request({"op": "load", "path": str(learner), "module": "mod"}, deadline, during="loading")
+        msg = {"op": "probe", "fn": "_pausing_probe", "source": _probe_source(_pausing_probe),
+               **encode_args((["a", "b"],), {})}
+        start = time.monotonic()
+        waited = proc.request(msg, deadline, during="probing", pauses={"a": 0.3, "b": 0.05})
+        assert waited[0] >= 0.3 and waited[1] >= 0.05 and time.monotonic() - start >= 0.35
+        assert "0.3" not in json.dumps(msg)
+        from course.engine.sandbox import LearnerFailure
+
+        again = {**msg, **encode_args((["a", "a"],), {})}
+        with pytest.raises(LearnerFailure, match="unknown wait"):
+            proc.request(again, deadline, during="probing", pauses={"a": 0.01})
+    finally:
+        proc.close()

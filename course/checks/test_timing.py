@@ -1,8 +1,9 @@
 """Checks for timing: every result waited for inside the timed region, compile time kept apart.
 
-Stand-in functions take durations drawn here at check time: the first call
-sleeps like a compilation, and each call's result sleeps before it is ready,
-one call much longer than the others. The timings the learner's helper reports
+Stand-in functions wait for durations drawn here at check time, and only this
+process knows them: the learner's process asks this one to be woken up
+(`course.engine.child.pause`). The first call waits like a compilation, and
+each call's result waits before it is ready, one call much longer than the others. The timings the learner's helper reports
 are judged here against two bounds that hold however loaded the machine is:
 - each reported time is at least what that call is known to take (a clock read
   before the wait, or a made-up number, comes out short);
@@ -22,18 +23,20 @@ TIMEOUT = 60
 KEYS = ("first_s", "median_s", "times")
 
 
-def probe_stand_in(module, repeats, shape, first_s, ready_s):
-    import time
+def probe_stand_in(module, repeats, shape):
+    from course.engine.child import pause
 
     calls = []
     blocked = []
 
     class Result:
-        def __init__(self, index):
-            self.index = index
+        def __init__(self, index, part):
+            self.index, self.part, self.ready = index, part, False
 
         def block_until_ready(self):
-            time.sleep(ready_s[min(self.index, len(ready_s) - 1)])
+            if not self.ready:  # how long this takes is known only to the check, outside this process
+                pause(f"ready{self.index}.{self.part}")
+                self.ready = True
             blocked.append(self.index)
             return self
 
@@ -41,12 +44,12 @@ def probe_stand_in(module, repeats, shape, first_s, ready_s):
         calls.append((a, b))
         index = len(calls) - 1
         if index == 0:
-            time.sleep(first_s)  # the "compilation"
+            pause("first")  # the "compilation"
         if shape == "single":
-            return Result(index)
+            return Result(index, 0)
         if shape == "tuple":
-            return (Result(index), Result(index))
-        return {"loss": Result(index), "aux": [Result(index)]}
+            return (Result(index, 0), Result(index, 1))
+        return {"loss": Result(index, 0), "aux": [Result(index, 1)]}
 
     kwargs = {} if repeats is None else {"repeats": repeats}
     out = module.time_fn(fn, 1, 2, **kwargs)
@@ -86,8 +89,11 @@ def _floats(out, call):
 
 def _run(learner, rng, repeats, shape):
     first_s, ready_s = _durations(rng, repeats)
+    pauses = {"first": first_s}
+    for index, seconds in enumerate(ready_s):
+        pauses.update({f"ready{index}.0": seconds, f"ready{index}.1": seconds})
     start = time.monotonic()
-    got = learner.probe(probe_stand_in, repeats, shape, first_s, ready_s)
+    got = learner.probe_with_pauses(pauses, probe_stand_in, repeats, shape)
     wall = time.monotonic() - start
     call = f"time_fn(fn, 1, 2{'' if repeats is None else f', repeats={repeats}'})"
     first, median, times = _floats(got["out"], call)

@@ -21,6 +21,9 @@ if __name__ == "__main__":
     # Run as a script with -I: make the `course` package importable without
     # putting the learner's folder or the current directory on sys.path.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    # One module, whichever name imports it: a probe's `from course.engine.child import pause`
+    # must reach the protocol this script set up.
+    sys.modules.setdefault("course.engine.child", sys.modules[__name__])
 
 import faulthandler
 import inspect
@@ -65,6 +68,21 @@ def write_frame(fd: int, payload: bytes) -> None:
     while view:
         n = os.write(fd, view)
         view = view[n:]
+
+
+_PROTOCOL: tuple[int, int] | None = None  # (in, out): the frames to and from the parent
+
+
+def pause(name: str) -> None:
+    """Wait until the parent says to go on: it holds the length of wait `name` (see
+    `LearnerProcess.request`), so nothing in this process knows how long it lasts."""
+    if _PROTOCOL is None:
+        raise RuntimeError("pause() needs the parent's protocol")
+    proto_in, proto_out = _PROTOCOL
+    write_frame(proto_out, json.dumps({"pause": name}).encode())
+    frame = read_frame(proto_in)
+    if frame is None or json.loads(frame) != {"resumed": name}:
+        raise RuntimeError(f"the parent did not resume wait {name!r}")
 
 
 class Failure(Exception):
@@ -408,8 +426,10 @@ def _die_with_parent() -> None:
 
 
 def main(argv: list[str]) -> int:
+    global _PROTOCOL
     _die_with_parent()
     proto_in, proto_out = os.dup(0), os.dup(1)
+    _PROTOCOL = (proto_in, proto_out)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)

@@ -50,6 +50,7 @@ LAUNCHER = ENGINE_DIR / "launcher.py"
 INSIDE_ROOT = "/jaxlings"  # where course/__init__.py and course/engine/ appear inside
 INSIDE_HOME = "/home/learner"
 INSIDE_INBOX = "/learner"
+INSIDE_CACHE = "/xla-cache"  # the learner's own compilation cache, when the session keeps one
 HOME_MB, TMP_MB, SHM_MB = 256, 256, 64
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; "
                 "Fedora: sudo dnf install bubblewrap)")
@@ -300,11 +301,15 @@ class Sandbox:
     """How one child is started: its command line, environment and working folder,
     and where the learner's file is staged for it."""
 
-    def __init__(self, policy: "Isolation", *, slot: int = 0, copy: Path | None = None) -> None:
+    def __init__(self, policy: "Isolation", *, slot: int = 0, copy: Path | None = None,
+                 cache: Path | None = None) -> None:
         self.policy = policy
         self.tier = policy.tier
         self.slot = slot
         self.copy = copy
+        # The learner's compilation cache: written by learner processes only, never read by the
+        # trusted side; bound writable at INSIDE_CACHE, so nothing inside names where it lives.
+        self.cache = cache
         self.folder = HostFolder(f"{self.tier}-child")
         self.inbox = self.folder.path / "inbox"
         self.inbox.mkdir(mode=0o755)
@@ -324,6 +329,11 @@ class Sandbox:
             self.cwd = str(work)
 
     def env(self, extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+        extra = dict(extra or {})
+        if self.cache is not None:
+            from course.engine.runner import _cache_env
+
+            extra = {**_cache_env(Path(INSIDE_CACHE) if self.tier in SANDBOX_TIERS else self.cache), **extra}
         return child_env(home=self.home, tmp=self.tmp, extra=extra, base=base)
 
     def command(self, argv: list[str]) -> list[str]:
@@ -333,6 +343,7 @@ class Sandbox:
             import json
 
             cfg = dict(root=str(self._root()), ro=read_only_binds(self.inbox), masks=masked_paths(),
+                       rw=[(str(self.cache), INSIDE_CACHE)] if self.cache is not None else [],
                        home=INSIDE_HOME, tmp_mb=TMP_MB, home_mb=HOME_MB, shm_mb=SHM_MB, devices=_devices())
             return [*launcher, json.dumps(cfg), "--", *argv]
         if self.tier == "bubblewrap":
@@ -363,6 +374,8 @@ class Sandbox:
             argv += ["--perms", "0555", "--tmpfs", masked]
         for node in _devices():
             argv += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
+        if self.cache is not None:
+            argv += ["--bind", str(self.cache), INSIDE_CACHE]
         argv += ["--remount-ro", "/", "--chdir", INSIDE_HOME]
         return argv
 
@@ -405,8 +418,8 @@ class Isolation:
     def uid(self, slot: int) -> int | None:
         return BASE_UID + slot if self.tier == "uid" else None
 
-    def sandbox(self, *, slot: int = 0, copy: Path | None = None) -> Sandbox:
-        return Sandbox(self, slot=slot, copy=copy)
+    def sandbox(self, *, slot: int = 0, copy: Path | None = None, cache: Path | None = None) -> Sandbox:
+        return Sandbox(self, slot=slot, copy=copy, cache=cache)
 
     def prepare_copy(self, copy: Path, slot: int) -> None:
         """`uid` tier: make `copy` writable to the slot's uid, and to it alone."""

@@ -8,8 +8,9 @@ is ever searched for modules. What it does:
    the caller's own uid/gid (to uid 1000 inside): the learner gets no root,
    not even inside, and nothing on the host it did not already have.
 2. Fork the namespace's init (pid 1). Init builds a new root on an empty tmpfs
-   holding only what the config allows, each piece bound read-only, plus a
-   private writable home and /tmp (tmpfs, size-limited, gone with the
+   holding only what the config allows, each piece bound read-only (but for
+   the folders the config names writable: the learner's own compilation
+   cache), plus a private writable home and /tmp (tmpfs, size-limited, gone with the
    namespace), a minimal /dev and a /proc of the new pid namespace; then
    `pivot_root` into it and detaches the old root, so nothing else of the host
    remains reachable.
@@ -136,6 +137,8 @@ def build_root(cfg: dict) -> None:
     _tmpfs(root, cfg["home"], cfg["home_mb"], "0700", owner=True)
     for source, inside in cfg["ro"]:
         _bind(root, source, inside)
+    for source, inside in cfg.get("rw", ()):
+        _bind(root, source, inside, writable=True)
     for inside in cfg.get("masks", ()):
         if os.path.isdir(root + inside):
             _mount("tmpfs", root + inside, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0555")

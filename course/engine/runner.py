@@ -292,7 +292,7 @@ class LearnerProxy:
                 raise
         return self._proc
 
-    def _request(self, msg: dict, during: str) -> Any:
+    def _request(self, msg: dict, during: str, pauses: dict[str, float] | None = None) -> Any:
         run = self._run
         remaining = run.budget - run.learner_time
         if remaining <= 0:
@@ -302,7 +302,7 @@ class LearnerProxy:
         # The child writes its stacks a little before the limit, so a timeout can name the running line.
         msg = {**msg, "dump_after": max(0.1, remaining - min(1.0, remaining * 0.1))}
         try:
-            return self._proc.request(msg, t0 + remaining, during=during)
+            return self._proc.request(msg, t0 + remaining, during=during, pauses=pauses)
         except LearnerFailure as f:
             if f.cause == "timeout":
                 f.message = f"your code took longer than the {run.budget:g} s allowed {during}."
@@ -325,6 +325,13 @@ class LearnerProxy:
         self._process()
         msg = {"op": "probe", "fn": fn.__name__, "source": _probe_source(fn), **encode_args(args, kwargs)}
         return self._request(msg, f"while the check ran `{fn.__name__}` on your code")
+
+    def probe_with_pauses(self, pauses: dict[str, float], fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """`probe`, with waits whose lengths stay on this side: the probe's code calls
+        `course.engine.child.pause(name)` and returns after `pauses[name]` seconds."""
+        self._process()
+        msg = {"op": "probe", "fn": fn.__name__, "source": _probe_source(fn), **encode_args(args, kwargs)}
+        return self._request(msg, f"while the check ran `{fn.__name__}` on your code", pauses=pauses)
 
     def has(self, name: str) -> bool:
         self._process()
@@ -753,7 +760,8 @@ class CheckSession:
 
     def _new_child(self, extra_env: dict[str, str], trusted: bool = False) -> LearnerProcess:
         if not trusted and self.isolation is not None:
-            box = self.isolation.sandbox(slot=self.sandbox_slot, copy=self.sandbox_copy)
+            learner_cache = self.compile_cache.learner if self.compile_cache is not None else None
+            box = self.isolation.sandbox(slot=self.sandbox_slot, copy=self.sandbox_copy, cache=learner_cache)
             try:
                 return LearnerProcess(env=box.env(extra_env, base=self.child_env), sandbox=box,
                                       argv_prefix=self.child_argv_prefix, memory_mb=self.memory_mb)
@@ -940,14 +948,13 @@ def _usable_cache(cache: CompileCache | None, isolated: bool) -> CompileCache | 
 
     The trusted cache only where learner children cannot write it (a sandbox
     without the workspace): an entry is native code the trusted side would
-    run. The learner's cache only where a child can reach it (outside a
-    sandbox: the sandbox lets in no host folder of ours). Each folder must be
-    private to this user.
+    run. The learner's cache always: a sandbox binds it in, writable, at a
+    path that names nothing of ours. Each folder must be private to this user.
     """
     if cache is None:
         return None
     trusted = cache.trusted if isolated and _private_folder(cache.trusted) else None
-    learner = cache.learner if not isolated and cache.learner is not None and _private_folder(cache.learner) else None
+    learner = cache.learner if cache.learner is not None and _private_folder(cache.learner) else None
     if trusted is None and learner is None:
         return None
     for folder in (trusted, learner):

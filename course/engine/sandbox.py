@@ -187,8 +187,14 @@ class LearnerProcess:
             self._die(LearnerFailure("crash", f"the process for your code could not start: {detail or msg!r}"))
         self.ready = True
 
-    def request(self, msg: dict, deadline: float, *, during: str) -> Any:
-        """Send one request and return the decoded value, or raise LearnerFailure."""
+    def request(self, msg: dict, deadline: float, *, during: str, pauses: dict[str, float] | None = None) -> Any:
+        """Send one request and return the decoded value, or raise LearnerFailure.
+
+        `pauses` are waits only this side knows: while the request runs, the child may
+        ask for each of them once by name (`course.engine.child.pause`), and this side
+        answers after that many seconds. A check can then judge a timing against a
+        duration the learner's process never held.
+        """
         if self.dead is not None:
             raise self.dead
         self.wait_ready(deadline)
@@ -199,7 +205,16 @@ class LearnerProcess:
             self._write(HEADER.pack(len(payload)) + payload, deadline, during)
         except BrokenPipeError:
             self._read(deadline, during=during)  # reports how the child ended
+        waits = dict(pauses or {})
         reply = self._read(deadline, during=during)
+        while isinstance(reply, dict) and "pause" in reply:
+            name = reply["pause"]
+            if not isinstance(name, str) or name not in waits:
+                self._die(LearnerFailure("crash", f"the process for your code asked for an unknown wait {during}."))
+            time.sleep(max(0.0, min(waits.pop(name), deadline - time.monotonic())))
+            resumed = json.dumps({"resumed": name}).encode()
+            self._write(HEADER.pack(len(resumed)) + resumed, deadline, during)
+            reply = self._read(deadline, during=during)
         self._forget_late_dump()
         if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
             self._die(LearnerFailure("crash", f"the process for your code sent a malformed reply {during}."))
