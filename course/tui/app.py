@@ -211,7 +211,7 @@ class JaxlingsApp(App[int]):
     def action_language(self) -> None:
         from course.tui.screens.language import LanguageScreen
 
-        if isinstance(self.screen, LanguageScreen):
+        if isinstance(self.screen, (LanguageScreen, TooSmallScreen)):
             return
 
         def chosen(lang: str | None) -> None:
@@ -230,7 +230,13 @@ class JaxlingsApp(App[int]):
             self.notify(_("The language is not remembered for next time: {error}").format(
                 error=error.strerror or error), title=_("Settings not saved"), severity="warning", markup=False)
         self.sub_title = _(self.SUB_TITLE)
-        for screen in self.screen_stack:
+        screens = list(self.screen_stack)
+        # The lab lives on while the learner is elsewhere: it must come back in the new language too.
+        if self.is_screen_installed("lab") and self.get_screen("lab") not in screens:
+            screens.append(self.get_screen("lab"))
+        for screen in screens:
+            if not screen.is_mounted:
+                continue  # composes in the new language when it first opens
             redraw = getattr(screen, "language_changed", None)
             if redraw is not None:
                 redraw()

@@ -135,3 +135,30 @@ def test_lab_columns_measure_headings_in_cells_and_wrap_them_only_when_short_of_
     assert widths[1] == cell_len("コンパイル") == 10 and widths[-1] == cell_len("正解率") == 6
     assert lines == 2 and widths[4] == 7 and sum(widths) + 14 <= 76  # "×NNX eager" on two lines
     assert column_widths(japanese, figures, 146) == ([15, 10, 8, 8, 10, 8, 6], 1)
+
+
+async def test_the_lab_left_running_in_the_background_comes_back_in_the_new_language(workspace):
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_lab()
+        await settle(pilot)
+        lab = app.screen
+        lab.query_one("#lab-epochs").value = "40"
+        await pilot.press("r")
+        await settle(pilot)
+        assert "faster" in str(lab.query_one("#lab-headline").render())
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, MapScreen)
+
+        app.switch_language("ja")
+        await settle(pilot)
+        app.open_lab()
+        await settle(pilot)
+        assert app.screen is lab
+        assert "高速" in str(lab.query_one("#lab-headline").render())
+        headings = [str(column.label) for column in lab.query_one("#lab-table").columns.values()]
+        assert headings[0] == "バリアント" and "×NNX eager" in headings
+        assert str(lab.query_one("#lab-run").label) == "実行"
+        await wait_until(pilot, lambda: {"マップ", "JSON 保存"} <= footer_words(app))
