@@ -162,3 +162,18 @@ async def test_the_lab_left_running_in_the_background_comes_back_in_the_new_lang
         assert headings[0] == "バリアント" and "×NNX eager" in headings
         assert str(lab.query_one("#lab-run").label) == "実行"
         await wait_until(pilot, lambda: {"マップ", "JSON 保存"} <= footer_words(app))
+
+
+async def test_the_command_palette_offers_the_language_setting(workspace):
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        commands["Language"].callback()
+        await settle(pilot)
+        assert isinstance(app.screen, LanguageScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, MapScreen) and i18n.language() == "en"
+        app.switch_language("ja")
+        assert "言語" in {c.title for c in app.get_system_commands(app.screen)}

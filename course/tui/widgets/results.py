@@ -7,11 +7,13 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
-from course.i18n import _
+from course.i18n import N_, _
 
 PASS = "✓"
 FAIL = "✗"
 SKIP = "–"
+# A check's outcome as the runner reports it, in words for the results panel.
+OUTCOMES = {"passed": N_("passed"), "failed": N_("failed"), "skipped": N_("skipped"), "error": N_("error")}
 
 
 def _mark(outcome: str) -> tuple[str, str]:
@@ -55,7 +57,8 @@ def result_content(result: Any, failure_line: int | None = None) -> Content:
         )
     for check in checks:
         mark, style = _mark(check.outcome)
-        parts.append(Content.from_markup(f"[{style}]{mark}[/] [b]$name[/] [dim]$outcome[/]", name=check.name, outcome=check.outcome))
+        outcome = _(OUTCOMES.get(check.outcome, check.outcome))
+        parts.append(Content.from_markup(f"[{style}]{mark}[/] [b]$name[/] [dim]$outcome[/]", name=check.name, outcome=outcome))
         if mark == FAIL and check.message:
             indented = "\n".join("    " + line for line in str(check.message).rstrip().splitlines())
             parts.append(Content(indented))
