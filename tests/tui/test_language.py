@@ -177,3 +177,29 @@ async def test_the_command_palette_offers_the_language_setting(workspace):
         assert isinstance(app.screen, MapScreen) and i18n.language() == "en"
         app.switch_language("ja")
         assert "言語" in {c.title for c in app.get_system_commands(app.screen)}
+
+
+def test_text_is_as_narrow_as_its_widest_unbreakable_unit():
+    from textual.content import Content
+
+    from course.tui.measure import minimal_width
+
+    for english in ["Ctrl+R, F5", "Save+check: Write the file and run the checks", "  a\tbb\nccc  ", "x"]:
+        assert minimal_width(english) == max(len(word) for word in english.split())
+        assert Content(english).get_minimal_width(None) == minimal_width(english)
+    # Japanese breaks between characters, but never before 、。」 nor after 「.
+    assert minimal_width("模範解答を表示します") == 2
+    assert minimal_width("コードの差分") == cell_len("コー") == 4  # the long-vowel mark stays with its kana
+    assert minimal_width("「保存」を選んだとき、") == cell_len("「保") == 4
+    assert Content("保存して実行します").get_minimal_width(None) == 2
+
+
+async def test_the_help_key_column_keeps_its_keys_whole_beside_japanese(workspace):
+    i18n.set_language("ja")
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        cells = [c for c in app.screen.query("MarkdownTableCellContents") if c.render().plain.startswith("Ctrl+R,")]
+        assert cells and all(c.content_region.width >= len("Ctrl+R,") for c in cells)
