@@ -23,6 +23,16 @@ from course.tui.screens.too_small import TooSmallScreen, too_small
 from course.tui.services import Services
 from course.tui.watch import watch_file
 
+# The words of Textual's own palette commands (textual.app.App.get_system_commands).
+TEXTUAL_COMMANDS = (
+    N_("Theme"), N_("Change the current theme"), N_("Quit"), N_("Quit the application as soon as possible"),
+    N_("Keys"), N_("Hide the keys and widget help panel"),
+    N_("Show help for the focused widget and a summary of available keys"),
+    N_("Minimize"), N_("Minimize the widget and restore to normal size"),
+    N_("Maximize"), N_("Maximize the focused widget"),
+    N_("Screenshot"), N_("Save an SVG 'screenshot' of the current screen"),
+)
+
 LIGHT_THEME = "textual-light"
 DARK_THEME = "textual-dark"
 
@@ -205,8 +215,17 @@ class JaxlingsApp(App[int]):
 
     # -- the course's language, switched while the app runs ------------------------
     def get_system_commands(self, screen: Screen):
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            # Textual's own commands, said in the language in use (their words are listed below).
+            yield command._replace(title=_(command.title), help=_(command.help))
         yield SystemCommand(_("Language"), _("Read the course in English or 日本語 (F2)"), self.action_language)
+
+    def action_command_palette(self) -> None:
+        from textual.command import CommandPalette
+
+        # Textual's, with its prompt in the language in use.
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(CommandPalette(placeholder=_("Search for commands…"), id="--command-palette"))
 
     def action_language(self) -> None:
         from course.tui.screens.language import LanguageScreen

@@ -176,7 +176,13 @@ async def test_the_command_palette_offers_the_language_setting(workspace):
         await settle(pilot)
         assert isinstance(app.screen, MapScreen) and i18n.language() == "en"
         app.switch_language("ja")
-        assert "言語" in {c.title for c in app.get_system_commands(app.screen)}
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"言語", "テーマ", "スクリーンショット"} <= titles  # Textual's own commands too
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        from textual.command import CommandInput
+
+        assert app.screen.query_one(CommandInput).placeholder == "レッスン、演習、コマンドを検索…"
 
 
 def test_text_is_as_narrow_as_its_widest_unbreakable_unit():
