@@ -210,13 +210,15 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
     """The course as a table; `current` (in watch) is marked instead of the next pending one."""
     from rich.table import Table
 
+    from course.i18n import content
+
     rows = _list_rows(catalog, progress)
     done = sum(r["done"] for r in rows)
     pending = progress.next_pending(catalog)
     marked, mark = (current, "watching") if current else (pending.name if pending else None, "next")
     # The mark goes in the narrow # column: a note after the name wraps at 80 columns.
     caption = f"→ {mark}: {escape(marked)}" if marked else None
-    table = Table(title=f"{escape(catalog.title)}: {done}/{len(rows)} done", title_justify="left",
+    table = Table(title=f"{escape(content(catalog.title))}: {done}/{len(rows)} done", title_justify="left",
                   caption=caption, caption_justify="left")
     for col in ("#", "lesson", "exercise", "status", "attempts"):
         table.add_column(col, justify="right" if col in ("#", "attempts") else "left", no_wrap=col == "#")
@@ -264,7 +266,9 @@ def cmd_hint(args: argparse.Namespace) -> int:
     if not ex.hints:
         console.print(f"{ex.name} has no hints yet.")
         return EXIT_OK
-    for i, hint in enumerate(shown, 1):
+    from course.i18n import content
+
+    for i, hint in enumerate(map(content, shown), 1):
         console.print(f"[bold]Hint {i}/{len(ex.hints)}:[/] {escape(hint)}", style=None if i == level else "dim")
     if already >= len(ex.hints):
         console.print("[dim]That was the last hint. After a pass, `jaxlings solution` shows the reference.[/]")

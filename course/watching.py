@@ -313,6 +313,7 @@ class WatchLoop:
         self.console.print(text, markup=markup)
 
     def _hint(self) -> None:
+        from course.i18n import content
         from course.progress import Progress
 
         ex = self.exercise
@@ -322,7 +323,7 @@ class WatchLoop:
         progress = Progress.load(self.progress_path)
         already = progress.hint_level(ex.name)
         level = progress.reveal_hint(ex.name, available=len(ex.hints))
-        for i, hint in enumerate(ex.hints[:level], 1):
+        for i, hint in enumerate(map(content, ex.hints[:level]), 1):
             style = None if i == level else "dim"
             self.console.print(f"[bold]Hint {i}/{len(ex.hints)}:[/] {escape(hint)}", style=style)
         if already >= len(ex.hints):

@@ -36,8 +36,8 @@ def test_the_signature_is_read_from_the_text():
     (lowered(lambda x: jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct((3,), jnp.float32), x),
              S((3,), jnp.float32)), "custom|callback"),
     ("module { func.func public @main() -> () { return } }", "inputs"),
-    ("not a program", "no public @main"),
-    (12345, "expected the program's text"),
+    ("not a program", "not a lowered JAX program"),
+    (12345, "expected the lowered program as text"),
 ])
 def test_unbounded_or_foreign_programs_fail_the_check_without_running(text, reason):
     with pytest.raises(CheckFailure, match=reason):

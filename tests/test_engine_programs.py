@@ -114,19 +114,26 @@ def test_sharding_evidence_is_validated():
         assert sharding_of(bad) is None
 
 
+def _batched(xs, w):
+    return jnp.tanh(xs @ w).sum()
+
+
 def test_a_program_runs_on_the_trusted_side_on_inputs_chosen_afterwards():
-    text = _lower(_scanned, (6, 3, 4), (4, 2))
+    text = _lower(_batched, (6, 3, 4), (4, 2))
     rng = np.random.default_rng(0)
     xs, w = rng.standard_normal((6, 3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
     (out,) = run(text, xs, w)
     np.testing.assert_allclose(out, np.tanh(xs @ w).sum(), rtol=1e-5)
 
 
-def test_run_refuses_wrong_inputs_custom_calls_and_sharded_programs():
-    text = _lower(_scanned, (6, 3, 4), (4, 2))
-    with pytest.raises(ProgramError, match="takes"):
+def test_run_refuses_wrong_inputs_loops_custom_calls_and_sharded_programs():
+    text = _lower(_batched, (6, 3, 4), (4, 2))
+    looping = _lower(_scanned, (6, 3, 4), (4, 2))
+    with pytest.raises(ProgramError, match="not run here: stablehlo.while"):  # it could run forever here
+        run(looping, np.zeros((6, 3, 4), np.float32), np.zeros((4, 2), np.float32))
+    with pytest.raises(ProgramError, match="its inputs are"):
         run(text, np.zeros((6, 3, 4), np.float32), np.zeros((4, 2), np.float64))
-    with pytest.raises(ProgramError, match="takes"):
+    with pytest.raises(ProgramError, match="its inputs are"):
         run(text, np.zeros((6, 3, 4), np.float32))
     custom = jax.jit(lambda a: jax.lax.linalg.cholesky(a @ a.T + 4 * jnp.eye(3))).lower(
         jax.ShapeDtypeStruct((3, 3), jnp.float32)).as_text()

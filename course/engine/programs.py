@@ -34,7 +34,10 @@ shapes than its body computes does not verify.
 
 from __future__ import annotations
 
+import hashlib
+import math
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -183,14 +186,24 @@ def _verify(text: str) -> Counter:
 
 # -- running a program on the trusted side -----------------------------------------
 
-# Ops a single-device program may hold to be run here. Everything else (custom
-# calls into native code, host transfers, collectives, other dialects) is refused.
-_RUNNABLE_PREFIXES = ("stablehlo.", "func.", "chlo.")
-_NOT_RUNNABLE = frozenset({
-    "stablehlo.custom_call", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.send", "stablehlo.recv",
-    "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.collective_permute",
-    "stablehlo.collective_broadcast", "stablehlo.reduce_scatter", "stablehlo.partition_id", "stablehlo.replica_id",
-})
+# What a program may hold to be run here: pure, bounded computation. No loops (a
+# `while` whose condition never fails would hang this process: the learner's time
+# limit does not apply here), no custom calls into native code or Python, no host
+# transfers, no collectives.
+_RUNNABLE = frozenset(f"stablehlo.{name}" for name in """
+abs add and atan2 bitcast_convert broadcast broadcast_in_dim cbrt ceil clamp compare complex
+concatenate constant convert cosine count_leading_zeros divide dot dot_general dynamic_slice
+dynamic_update_slice exponential exponential_minus_one floor gather get_tuple_element imag iota
+is_finite log log_plus_one logistic maximum minimum multiply negate not or pad popcnt power real
+reduce reduce_precision remainder reshape return reverse round_nearest_afz round_nearest_even rsqrt
+scatter select shift_left shift_right_arithmetic shift_right_logical sign sine slice sort sqrt
+subtract tan tanh transpose tuple xor optimization_barrier select_and_scatter reduce_window
+case if
+""".split()) | {"builtin.module", "func.func", "func.return", "func.call"}
+MAX_TENSOR_ELEMENTS = 4_000_000
+
+_COMPILED: dict[str, object] = {}
+_COMPILED_LOCK = threading.Lock()
 
 
 def run(text: object, *args) -> list:
@@ -198,9 +211,11 @@ def run(text: object, *args) -> list:
 
     For evidence that must not be computed in the learner's process: the
     program is fixed (lowered on shapes only) before the inputs are chosen,
-    so its outputs on them were never seen there. Only pure computation
-    runs: a program with custom calls, host transfers or collectives, or
-    whose arguments do not match `args` exactly, is a ProgramError.
+    so its outputs on them were never seen there. The text is hostile: it is
+    verified by MLIR, bounded in size and in the size of every tensor, and only
+    the operations in _RUNNABLE are run; anything else, or arguments that do not
+    match `args` exactly, is a ProgramError. Compiled programs are kept (by the
+    text's hash) for the next check that sends the same one.
     """
     import numpy as np
 
@@ -208,31 +223,58 @@ def run(text: object, *args) -> list:
         raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
                            f"{MAX_RUN_CHARS} are run on the trusted side")
     program = parse(text)
-    if program.num_partitions != 1 or program.meshes:
+    refused = sorted(op for op in program.ops if op not in _RUNNABLE)
+    if any(not op.startswith("sdy.") for op in refused):  # what it computes, before where it would run
+        raise ProgramError(f"the lowered program uses operations that are not run here: {', '.join(refused[:5])}")
+    if program.num_partitions != 1 or program.meshes or refused:
         raise ProgramError("only single-device programs are run on the trusted side")
-    refused = sorted(op for op in program.ops
-                     if op != "builtin.module" and (op in _NOT_RUNNABLE or not op.startswith(_RUNNABLE_PREFIXES)))
-    if refused:
-        raise ProgramError(f"the lowered program uses operations that are not run here: {refused[:5]}")
+    for spec in _TENSOR.findall(program.text):
+        shape = _value(f"tensor<{spec}>").shape
+        if math.prod(shape) > MAX_TENSOR_ELEMENTS:
+            raise ProgramError(f"a tensor of shape {shape} is larger than any this exercise needs")
     arrays = [np.asarray(a) for a in args]
     want = [(a.shape, a.dtype) for a in program.args]
     got = [(tuple(a.shape), str(a.dtype)) for a in arrays]
     if want != got:
-        raise ProgramError(f"the lowered program takes {want}, not {got}")
+        raise ProgramError(f"its inputs are {_show(want)}, but the check calls it with {_show(got)}")
     import jax
+
+    executable, device = _compiled(program.text)
+    outs = executable.execute_sharded([jax.device_put(a, device) for a in arrays])
+    return [np.asarray(r[0]) for r in outs.disassemble_into_single_device_arrays()]
+
+
+def _compiled(text: str):
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    with _COMPILED_LOCK:
+        if key in _COMPILED:
+            return _COMPILED[key]
+    # JAX has no public API that compiles StableHLO text; these are the calls
+    # jax.jit itself makes, pinned with the JAX version in constraints.txt.
     from jax._src import compiler, xla_bridge
     from jax._src.interpreters import mlir
     from jax._src.lib import xla_client as xc
 
-    context, module = _verified_module(program.text)
+    context, module = _verified_module(text)
     backend = xla_bridge.get_backend("cpu")
-    with context:
-        bytecode = mlir.module_to_bytecode(module)
-    options = compiler.get_compile_options(num_replicas=1, num_partitions=1)
     device = backend.devices()[0]
-    executable = backend.compile_and_load(bytecode, xc.DeviceList((device,)), options)
-    outs = executable.execute_sharded([jax.device_put(a, device) for a in arrays])
-    return [np.asarray(r[0]) for r in outs.disassemble_into_single_device_arrays()]
+    try:
+        with context:
+            bytecode = mlir.module_to_bytecode(module)
+        options = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+        executable = backend.compile_and_load(bytecode, xc.DeviceList((device,)), options)
+    except Exception as e:  # noqa: BLE001 - XLA raises its own types
+        detail = str(e).strip().splitlines()
+        raise ProgramError(f"XLA cannot compile it: {detail[0][:200] if detail else type(e).__name__}") from None
+    with _COMPILED_LOCK:
+        if len(_COMPILED) > 256:
+            _COMPILED.clear()
+        _COMPILED[key] = (executable, device)
+    return executable, device
+
+
+def _show(types: list) -> str:
+    return "(" + ", ".join(f"{dtype}{list(shape)}" for shape, dtype in types) + ")"
 
 
 def _signature(text: str, start: int) -> tuple[str, str]:

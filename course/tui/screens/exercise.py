@@ -50,6 +50,51 @@ def task_of(source: str) -> str:
     return doc or _("The task is described in the comments at the top of the file.")
 
 
+def translated_task(exercise: Any, source: str) -> str:
+    """The task in the language in use. The catalog is keyed by the statement the course
+    ships, so a learner who edited the docstring still reads the translation of the original."""
+    from course import i18n
+    from course.workspace import ResetError, pristine_starter
+
+    english = task_of(source)
+    if i18n.language() == i18n.DEFAULT:
+        return english
+    if i18n.content(english) != english:  # the docstring as shipped: no need to look for the original
+        return unwrap_cjk(i18n.content(english))
+    try:  # edited: the original comes from the course (or `git show`, hence only now)
+        shipped = ast.get_docstring(ast.parse(pristine_starter(exercise)))
+    except (ResetError, OSError, ValueError, SyntaxError):
+        return english
+    return unwrap_cjk(i18n.content(shipped)) if shipped else english
+
+
+_CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"  # kana, kanji, CJK and full-width punctuation
+
+
+def unwrap_cjk(markdown: str) -> str:
+    """Join the lines of a paragraph that break inside a Japanese sentence.
+
+    Markdown reads a line break inside a paragraph as a space: right between English words,
+    a stray gap between two Japanese characters or after 「、」「。」. Code blocks and lines
+    of different paragraphs or list items stay as they are."""
+    from markdown_it import MarkdownIt
+
+    paragraph: dict[int, int] = {}
+    for token in MarkdownIt("gfm-like").parse(markdown):
+        if token.type == "paragraph_open" and token.map:
+            for number in range(*token.map):
+                paragraph[number] = token.map[0]
+    joined: list[str] = []
+    for number, line in enumerate(markdown.split("\n")):
+        same = number in paragraph and paragraph.get(number - 1) == paragraph[number]
+        if same and (re.search("[、。]$", joined[-1]) or (
+                re.search(f"[{_CJK}]$", joined[-1]) and re.match(f"\\s*[{_CJK}]", line))):
+            joined[-1] += line.lstrip()
+        else:
+            joined.append(line)
+    return "\n".join(joined)
+
+
 def failing_line(result: Any, file_name: str) -> int | None:
     """The first line of the learner's file that a failing check points at
     (tracebacks and syntax errors name it as `scale.py", line 7` or `scale.py, line 7`)."""
@@ -284,7 +329,7 @@ class ExerciseScreen(CourseScreen):
         if editor.text != text:
             editor.load_text(text)
         if first:
-            self.query_one("#task", Markdown).update(task_of(text))
+            self.query_one("#task", Markdown).update(translated_task(self.exercise, text))
         self._update_status()
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False, description=N_("watching the file"))
@@ -473,7 +518,7 @@ class ExerciseScreen(CourseScreen):
         if self.load_error is not None:
             self._show_load_error(self.load_error)
         elif self.disk_text is not None:
-            self.query_one("#task", Markdown).update(task_of(self.disk_text))
+            self.query_one("#task", Markdown).update(translated_task(self.exercise, self.disk_text))
         self._show_results(*self._results)
         self._show_hints()
         if self.solution_text is not None and self.query_one("#solution").display:
@@ -517,10 +562,13 @@ class ExerciseScreen(CourseScreen):
 
     # -- hints --------------------------------------------------------------------
     def _show_hints(self) -> None:
+        from textual.markup import escape
+
         hints = list(self.exercise.hints or [])
         level = self.app.progress.hint_level(self.exercise.name)
-        shown = hints[:level]
-        lines = [_("[b]Hint {number}.[/b] {hint}").format(number=i, hint=content(h)) for i, h in enumerate(shown, start=1)]
+        # Hints are plain text: `x.at[index]` is code, not a markup tag to swallow.
+        shown = [escape(content(h)) for h in hints[:level]]
+        lines = [_("[b]Hint {number}.[/b] {hint}").format(number=i, hint=h) for i, h in enumerate(shown, start=1)]
         left = len(hints) - len(shown)
         if not hints:
             lines.append(_("This exercise has no hints."))
