@@ -209,3 +209,20 @@ async def test_the_help_key_column_keeps_its_keys_whole_beside_japanese(workspac
         await settle(pilot)
         cells = [c for c in app.screen.query("MarkdownTableCellContents") if c.render().plain.startswith("Ctrl+R,")]
         assert cells and all(c.content_region.width >= len("Ctrl+R,") for c in cells)
+
+
+async def test_a_choice_that_cannot_be_saved_still_switches_and_says_so(workspace):
+    class ReadOnlyWorkspace(FakeLabServices):
+        def save_language(self, lang: str) -> None:
+            raise PermissionError(13, "Permission denied", str(workspace / ".jaxlings" / "settings.json"))
+
+    app = JaxlingsApp(ReadOnlyWorkspace(check_result=FAILED))
+    notes = []
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        app.notify = lambda message, **kw: notes.append((message, kw.get("title")))
+        await choose(pilot, "down")
+        assert i18n.language() == "ja"
+        await wait_until(pilot, lambda: {"次の演習", "トレーニング ラボ"} <= footer_words(app))
+        assert notes == [("言語の設定は次回に引き継がれません: Permission denied", "設定を保存できませんでした")]
+    assert not (workspace / ".jaxlings" / "settings.json").exists()
