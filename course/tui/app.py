@@ -277,7 +277,8 @@ class JaxlingsApp(App[int]):
         self.log.error(worker.error)
         self.notify(
             describe(worker.error),
-            title=_("Something went wrong {doing}").format(doing=_(worker.description) if worker.description else worker.name),
+            title=_("Something went wrong {doing}").format(
+                doing=_(worker.description) if worker.description else worker.name),
             severity="error",
             timeout=12,
         )

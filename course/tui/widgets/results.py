@@ -58,7 +58,8 @@ def result_content(result: Any, failure_line: int | None = None) -> Content:
     for check in checks:
         mark, style = _mark(check.outcome)
         outcome = _(OUTCOMES.get(check.outcome, check.outcome))
-        parts.append(Content.from_markup(f"[{style}]{mark}[/] [b]$name[/] [dim]$outcome[/]", name=check.name, outcome=outcome))
+        parts.append(Content.from_markup(f"[{style}]{mark}[/] [b]$name[/] [dim]$outcome[/]",
+                                         name=check.name, outcome=outcome))
         if mark == FAIL and check.message:
             indented = "\n".join("    " + line for line in str(check.message).rstrip().splitlines())
             parts.append(Content(indented))
