@@ -5,6 +5,7 @@ is lost, and the choice is saved in the workspace's .jaxlings/ for the next star
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from rich.cells import cell_len
@@ -105,7 +106,7 @@ async def test_a_switch_keeps_unsaved_edits_and_says_the_exercise_in_japanese(wo
         tabs = screen.query_one("#exercise-info")
         assert [str(tabs.get_tab(p).label) for p in ("tab-task", "tab-results", "tab-hints")] == ["課題", "結果", "ヒント"]
         results = str(screen.query_one("#results").render())
-        assert "1 個中 1 個のチェックが失敗" in results
+        assert re.search(r"✗ 1 個中 1 個のチェックが失敗: [^\n.]+。\n", results)  # the headline's words come from the CLI catalog
         await wait_until(pilot, lambda: {"保存+確認", "ヒント"} <= footer_words(app))
         assert (workspace / "exercises/01_arrays/scale.py").read_text(encoding="utf-8") != edited
 

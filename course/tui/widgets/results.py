@@ -43,8 +43,10 @@ def result_content(result: Any, failure_line: int | None = None) -> Content:
                 else getattr(result, "headline", None) or _("Not passed"))
         from course.engine.runner import HEADLINES  # here, not at start-up: the runner brings NumPy
 
-        cause = f": {_(HEADLINES.get(result.cause, result.cause))}" if result.cause else ""
-        parts.append(Content.from_markup(f"[b $error]{FAIL} $head[/]$cause.", head=head, cause=cause))
+        # The sentence in the language in use (Japanese ends it with 。); the headline stays first, in bold.
+        sentence = _("{head}: {cause}.") if result.cause else _("{head}.")
+        rest = sentence.replace("{head}", "", 1).format(cause=_(HEADLINES.get(result.cause, result.cause or "")))
+        parts.append(Content.from_markup(f"[b $error]{FAIL} $head[/]$rest", head=head, rest=rest))
         if result.message and not failed:
             parts.append(Content(str(result.message).rstrip()))
     if failure_line is not None:
