@@ -216,7 +216,7 @@ class JaxlingsApp(App[int]):
     # -- the course's language, switched while the app runs ------------------------
     def get_system_commands(self, screen: Screen):
         for command in super().get_system_commands(screen):
-            # Textual's own commands, said in the language in use (their words are listed below).
+            # Textual's own commands, said in the language in use (their words: TEXTUAL_COMMANDS).
             yield command._replace(title=_(command.title), help=_(command.help))
         yield SystemCommand(_("Language"), _("Read the course in English or 日本語 (F2)"), self.action_language)
 
