@@ -23,7 +23,8 @@ class LanguageScreen(ModalScreen[str | None]):
         with Vertical(id="language-box"):
             yield Static(_("Language — Enter chooses, Esc closes"), id="language-title")
             # Each language is named in itself, so it can be found whichever is in use.
-            yield OptionList(*(Option(name, id=code) for code, name in i18n.LANGUAGES.items()), id="language-list")
+            yield OptionList(*(Option(f"{name}  ✓" if code == i18n.language() else name, id=code)
+                               for code, name in i18n.LANGUAGES.items()), id="language-list")
             yield Static(_("Saved in .jaxlings/settings.json; `jaxlings --lang` and "
                            "JAXLINGS_LANG take precedence at start."), id="language-note")
 
