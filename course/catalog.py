@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from course import paths
+from course.i18n import _
 
 FORMAT_VERSION = 1
 MANIFEST = "course.toml"
@@ -33,8 +34,9 @@ class ManifestError(Exception):
     def __init__(self, problems: list[str], path: Path | None = None) -> None:
         self.problems = list(problems)
         self.path = path
-        where = f" in {path}" if path else ""
-        super().__init__(f"{len(problems)} problem(s){where}:\n" + "\n".join(f"  - {p}" for p in problems))
+        where = _(" in {path}").format(path=path) if path else ""
+        super().__init__(_("{n} problem(s){where}:").format(n=len(problems), where=where) + "\n"
+                         + "\n".join(f"  - {p}" for p in problems))
 
 
 @dataclass(frozen=True)
@@ -130,8 +132,10 @@ def _unknown(kind: str, name: str, known: list[str]) -> str:
     import difflib
 
     close = difflib.get_close_matches(name, known, n=3)
-    hint = f" Did you mean: {', '.join(close)}?" if close else f" Run `jaxlings list` to see them."
-    return f"there is no {kind} named {name!r}.{hint}"
+    if close:
+        return _("there is no {kind} named {name!r}. Did you mean: {close}?").format(
+            kind=_(kind), name=name, close=", ".join(close))
+    return _("there is no {kind} named {name!r}. Run `jaxlings list` to see them.").format(kind=_(kind), name=name)
 
 
 def manifest_path(root: Path | None = None) -> Path:
@@ -147,13 +151,13 @@ def load_catalog(root: Path | None = None, *, strict: bool = True) -> Catalog:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        problems.append(f"the manifest {path} does not exist")
+        problems.append(_("the manifest {path} does not exist").format(path=path))
         data = None
     except (OSError, UnicodeDecodeError) as e:
-        problems.append(f"the manifest {path} cannot be read: {e}")
+        problems.append(_("the manifest {path} cannot be read: {error}").format(path=path, error=e))
         data = None
     except tomllib.TOMLDecodeError as e:
-        problems.append(f"the manifest is not valid TOML: {e}")
+        problems.append(_("the manifest is not valid TOML: {error}").format(error=e))
         data = None
     catalog = _build(data, root, problems) if data is not None else Catalog("", (), root, problems)
     if strict and problems:
@@ -265,10 +269,12 @@ def validate(root: Path | None = None) -> list[str]:
     croot = catalog.root
     for lesson in catalog.lessons:
         if not lesson.lesson_path().is_file():
-            problems.append(f"lesson {lesson.name!r}: lesson text lessons/{lesson.file} is missing")
+            problems.append(_("lesson {name!r}: lesson text lessons/{file} is missing").format(
+                name=lesson.name, file=lesson.file))
         for ex in lesson.exercises:
             if not (croot / "exercises" / ex.file).is_file():
-                problems.append(f"exercise {ex.name!r}: starter exercises/{ex.file} is missing")
+                problems.append(_("exercise {name!r}: starter exercises/{file} is missing").format(
+                    name=ex.name, file=ex.file))
             if not ex.solution_path().is_file():
                 problems.append(f"exercise {ex.name!r}: solution solutions/{ex.file} is missing")
             if not ex.check_path().is_file():

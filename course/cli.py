@@ -30,20 +30,57 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# argparse's own words, which it passes through its module-level `_` each time it shows
+# them: `_translate_argparse` points that `_` at the course's catalog.
+ARGPARSE_WORDS = (
+    N_("usage: "), N_("positional arguments"), N_("options"), N_("show this help message and exit"),
+    N_("argument %(argument_name)s: %(message)s"), N_("unrecognized arguments: %s"),
+    N_("the following arguments are required: %s"), N_("invalid %(type)s value: %(value)r"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"), N_("%(prog)s: error: %(message)s\n"),
+    N_("expected one argument"), N_("ambiguous option: %(option)s could match %(matches)s"),
+)
+
+
+def _translate_argparse() -> None:
+    argparse._ = _
+
+
+class CellWidthHelpFormatter(argparse.HelpFormatter):
+    """argparse's help, wrapped by terminal cells rather than characters: a Japanese
+    character takes two cells, and may end a line where no space is."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        from course.terminal import wrap_cells
+
+        if text.isascii():
+            return super()._split_lines(text, width)
+        return wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        from course.terminal import wrap_cells
+
+        if text.isascii():
+            return super()._fill_text(text, width, indent)
+        return "\n".join(indent + line for line in wrap_cells(self._whitespace_matcher.sub(" ", text).strip(),
+                                                               width - len(indent)))
+
+
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
+    _translate_argparse()
     parser = argparse.ArgumentParser(
-        prog="jaxlings",
+        prog="jaxlings", formatter_class=CellWidthHelpFormatter,
         description=_("A terminal course from PyTorch to JAX, Flax and Optax. "
                       "Run with no command to open the course app."),
     )
     from course import __version__
 
-    parser.add_argument("--version", action="version", version=f"jaxlings {__version__}")
+    parser.add_argument("--version", action="version", version=f"jaxlings {__version__}",
+                        help=_("show program's version number and exit"))
     parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="{" + ",".join(sorted(LANGUAGES)) + "}",
                         help=_("the language of the course (default: JAXLINGS_LANG, the app's setting, the locale)"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=_(help_text), description=_(help_text))
+        p = sub.add_parser(name, help=_(help_text), description=_(help_text), formatter_class=CellWidthHelpFormatter)
         if name == load:
             mod = importlib.import_module(module)
             mod.add_arguments(p, name) if _takes_name(mod) else mod.add_arguments(p)
@@ -62,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows up here rather than at interpreter exit
         return code
     except KeyboardInterrupt:
-        print("\nInterrupted.", file=sys.stderr)
+        print("\n" + _("Interrupted."), file=sys.stderr)
         return 130
     except BrokenPipeError:
         return _reader_went_away()

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 # Reset lives in the core module course.workspace; the app still imports these names from here.
+from course.i18n import N_, _, ngettext
 from course.workspace import ResetError, pristine_starter, restore_starter  # noqa: F401
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -26,33 +27,33 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
     needs_name = {"hint", "reset", "solution", "lesson"}
     if name in needs_name:
-        parser.add_argument("name", help="exercise name, number or file" if name != "lesson"
-                            else "lesson name, number or file (or an exercise's name)")
+        parser.add_argument("name", help=_("exercise name, number or file") if name != "lesson"
+                            else _("lesson name, number or file (or an exercise's name)"))
     elif name in ("check", "watch"):
-        parser.add_argument("name", nargs="?", help="exercise name, number or file (default: the next pending one)")
+        parser.add_argument("name", nargs="?", help=_("exercise name, number or file (default: the next pending one)"))
     if name == "check":
-        parser.add_argument("--short", action="store_true", help="show only the first failing check")
+        parser.add_argument("--short", action="store_true", help=_("show only the first failing check"))
     if name in ("check", "verify"):
-        parser.add_argument("--seed", type=int, help="seed for the checks' random inputs (default: a fresh one)")
+        parser.add_argument("--seed", type=int, help=_("seed for the checks' random inputs (default: a fresh one)"))
     if name == "lesson":
-        parser.add_argument("--no-pager", action="store_true", help="print straight to the terminal, without $PAGER")
+        parser.add_argument("--no-pager", action="store_true", help=_("print straight to the terminal, without $PAGER"))
     if name == "watch":
         parser.add_argument("--poll", action="store_true",
-                            help="poll the file for changes (for WSL, network drives, containers)")
+                            help=_("poll the file for changes (for WSL, network drives, containers)"))
     if name == "reset":
         parser.add_argument("--yes", "-y", action="store_true",
-                            help="don't ask first (your code is still kept in .jaxlings/backups/)")
+                            help=_("don't ask first (your code is still kept in .jaxlings/backups/)"))
     if name in ("list", "check", "hint", "solution", "verify", "doctor"):
-        parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+        parser.add_argument("--json", action="store_true", help=_("print machine-readable JSON"))
     if name == "doctor":
         parser.add_argument("--grading", action="store_true",
-                            help="also say which isolation `jaxlings grade` would use here")
+                            help=_("also say which isolation `jaxlings grade` would use here"))
 
 
 def run(args: argparse.Namespace) -> int:
     handler = globals().get(f"cmd_{args.command}")
     if handler is None:
-        print(f"jaxlings: unknown command {args.command!r}", file=sys.stderr)
+        print(_("jaxlings: unknown command {command!r}").format(command=args.command), file=sys.stderr)
         return EXIT_USAGE
     return handler(args)
 
@@ -66,7 +67,7 @@ def _console() -> Console:
 def _err(message: str) -> None:
     from course.terminal import ShellConsole
 
-    ShellConsole(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
+    ShellConsole(stderr=True, highlight=False, soft_wrap=True).print(_("[bold red]error:[/] {message}").format(message=escape(message)))
 
 
 def _catalog():
@@ -75,7 +76,7 @@ def _catalog():
     try:
         return load_catalog()
     except ManifestError as e:
-        _err(f"the course manifest is broken; run `jaxlings doctor`.\n{e}")
+        _err(_("the course manifest is broken; run `jaxlings doctor`.") + f"\n{e}")
         return None
 
 
@@ -92,26 +93,39 @@ def _exercise(catalog, name: str):
 _SEED_LINE = re.compile(r"^\(seed -?\d+(: rerun with JAXLINGS_SEED=-?\d+)?\)$")
 
 
+def _is_seed_line(line: str) -> bool:
+    """The "(seed N: rerun with JAXLINGS_SEED=N)" line, in English or in the language in use."""
+    from course.engine.checking import SEED_LINE
+
+    if _SEED_LINE.match(line):
+        return True
+    pattern = re.escape(_(SEED_LINE)).replace(re.escape("{seed}"), r"-?\d+")
+    return re.fullmatch(pattern, line) is not None
+
+
 def failure_report(result: Any, short: bool = False) -> str:
     """What a failed result says to the learner: every failing check in order (or, short,
     only the first), then the seed to replay the run, once."""
+    from course.engine.checking import seed_line
+
     if short:
         return result.message
     failing = [c for c in result.checks if c.outcome in ("failed", "error")]
     if not failing:  # nothing more to list than the summary
         return result.message
-    lines = [f"{result.headline}: {len(failing)} of {len(result.checks)} checks failed"]
+    lines = [_("{headline}: {failed} of {total} checks failed").format(
+        headline=result.headline, failed=len(failing), total=len(result.checks))]
     for check in failing:
-        body = [ln for ln in check.message.rstrip("\n").splitlines() if not _SEED_LINE.match(ln.strip())]
+        body = [ln for ln in check.message.rstrip("\n").splitlines() if not _is_seed_line(ln.strip())]
         lines.append("")
         lines.append(f"✗ {check.name}")
         lines.extend(f"  {ln}" for ln in body)
     lines.append("")
-    lines.append(f"(seed {result.seed}: rerun with JAXLINGS_SEED={result.seed})")
+    lines.append(seed_line(result.seed))
     return "\n".join(lines)
 
 
-_AFTER_PASS = "`jaxlings check` moves on to the next exercise."
+_AFTER_PASS = N_("`jaxlings check` moves on to the next exercise.")
 
 
 def print_result(console: Console, result: Any, short: bool = False, after_pass: str | None = _AFTER_PASS) -> None:
@@ -122,17 +136,18 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
 
     style = "green" if result.passed else "red"
     # The message opens with the cause in words; the title says where and which way.
-    title = f"✓ {result.exercise}: passed" if result.passed else f"✗ {result.exercise}: not passed yet"
+    title = (_("✓ {exercise}: passed") if result.passed else _("✗ {exercise}: not passed yet")).format(
+        exercise=result.exercise)
     # Messages quote the learner's code and exceptions, and output is whatever it printed.
     body = Text(safe_text(result.message if result.passed else failure_report(result, short)))
     if not result.passed and result.output.strip():
-        body.append("\n\nYour code printed:\n", style="dim")
+        body.append("\n\n" + _("Your code printed:") + "\n", style="dim")
         body.append(safe_text("\n".join(result.output.strip().splitlines()[-15:])), style="dim")
     console.print(Panel(body, title=Text(safe_text(title)), border_style=style, expand=False))
     if result.passed:
-        then = f"; {after_pass}" if after_pass else "."
-        console.print(f"[green]Done.[/] `jaxlings solution {escape(result.exercise)}` shows the reference solution"
-                      + then)
+        done = _("[green]Done.[/] `jaxlings solution {exercise}` shows the reference solution.").format(
+            exercise=escape(result.exercise))
+        console.print(done + (" " + _(after_pass) if after_pass else ""))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -146,7 +161,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         exercise = Progress.load().next_pending(catalog)
         if exercise is None:
-            _console().print("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all.")
+            _console().print(_("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all."))
             return EXIT_OK
     else:
         exercise = _exercise(catalog, args.name)
@@ -215,21 +230,31 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
     rows = _list_rows(catalog, progress)
     done = sum(r["done"] for r in rows)
     pending = progress.next_pending(catalog)
-    marked, mark = (current, "watching") if current else (pending.name if pending else None, "next")
+    marked, mark = (current, _("watching")) if current else (pending.name if pending else None, _("next"))
     # The mark goes in the narrow # column: a note after the name wraps at 80 columns.
     caption = f"→ {mark}: {escape(marked)}" if marked else None
-    table = Table(title=f"{escape(content(catalog.title))}: {done}/{len(rows)} done", title_justify="left",
-                  caption=caption, caption_justify="left")
-    for col in ("#", "lesson", "exercise", "status", "attempts"):
-        table.add_column(col, justify="right" if col in ("#", "attempts") else "left", no_wrap=col == "#")
+    table = Table(title=_("{title}: {done}/{total} done").format(title=escape(content(catalog.title)), done=done,
+                                                                   total=len(rows)),
+                  title_justify="left", caption=caption, caption_justify="left")
+    columns = (("#", "#"), ("lesson", _("lesson")), ("exercise", _("exercise")), ("status", _("status")),
+               ("attempts", _("attempts")))
+    # An exercise's name is what the learner types: it keeps its whole width (measured in
+    # cells), and the other columns wrap to make room at 80 columns.
+    from rich.cells import cell_len
+
+    widest = max((cell_len(r["name"]) for r in rows), default=0)
+    for col, heading in columns:
+        table.add_column(heading, justify="right" if col in ("#", "attempts") else "left",
+                         no_wrap=col in ("#", "exercise"), min_width=widest if col == "exercise" else None)
     for i, r in enumerate(rows, 1):
         if r["done"]:
-            status = "[green]done[/]"
+            status = "[green]" + _("done") + "[/]"
         elif r["attempts"]:
             cause = escape(str(r["last_cause"])) if r["last_cause"] else ""
-            status = f"[yellow]trying[/] ({cause})" if cause else "[yellow]trying[/]"
+            trying = "[yellow]" + _("trying") + "[/]"
+            status = f"{trying} ({cause})" if cause else trying
         else:
-            status = "[dim]pending[/]"
+            status = "[dim]" + _("pending") + "[/]"
         here = r["name"] == marked
         number = f"[bold cyan]→[/] {i}" if here else str(i)
         table.add_row(number, escape(r["lesson"]), escape(r["name"]), status, str(r["attempts"]),
@@ -264,14 +289,16 @@ def cmd_hint(args: argparse.Namespace) -> int:
         return EXIT_OK
     console = _console()
     if not ex.hints:
-        console.print(f"{ex.name} has no hints yet.")
+        console.print(_("{exercise} has no hints yet.").format(exercise=escape(ex.name)))
         return EXIT_OK
     from course.i18n import content
 
     for i, hint in enumerate(map(content, shown), 1):
-        console.print(f"[bold]Hint {i}/{len(ex.hints)}:[/] {escape(hint)}", style=None if i == level else "dim")
+        console.print(_("[bold]Hint {n}/{total}:[/] {hint}").format(n=i, total=len(ex.hints), hint=escape(hint)),
+                      style=None if i == level else "dim")
     if already >= len(ex.hints):
-        console.print("[dim]That was the last hint. After a pass, `jaxlings solution` shows the reference.[/]")
+        console.print("[dim]" + _("That was the last hint. After a pass, `jaxlings solution` shows the reference.")
+                      + "[/]")
     return EXIT_OK
 
 
@@ -290,12 +317,12 @@ def cmd_reset(args: argparse.Namespace) -> int:
     target = ex.exercise_path()
     if not args.yes:
         try:
-            answer = input(f"Replace {target} with the original starter? "
-                           "Your code is kept in .jaxlings/backups/. [y/N] ")
+            answer = input(_("Replace {target} with the original starter? "
+                             "Your code is kept in .jaxlings/backups/. [y/N] ").format(target=target))
         except EOFError:  # no one to answer (stdin closed): the safe answer is no
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):
-            print("Nothing changed.")
+            print(_("Nothing changed."))
             return EXIT_FAIL
     try:
         outcome = reset_exercise(ex)
@@ -303,10 +330,10 @@ def cmd_reset(args: argparse.Namespace) -> int:
         _err(str(e))
         return EXIT_FAIL
     console = _console()
-    console.print(f"Restored the starter of [bold]{escape(ex.name)}[/] in {escape(str(target))}; "
-                  "it is pending again.")
+    console.print(_("Restored the starter of [bold]{exercise}[/] in {path}; it is pending again.").format(
+        exercise=escape(ex.name), path=escape(str(target))))
     if outcome.backup is not None:
-        console.print(f"Your code was saved to {escape(str(outcome.backup))}.")
+        console.print(_("Your code was saved to {path}.").format(path=escape(str(outcome.backup))))
     return EXIT_OK
 
 
@@ -323,12 +350,13 @@ def cmd_solution(args: argparse.Namespace) -> int:
     if ex is None:
         return EXIT_USAGE
     if not Progress.load().is_done(ex.name):
-        _err(f"the solution of {ex.name} opens after your code passes: `jaxlings check {ex.name}`.")
+        _err(_("the solution of {exercise} opens after your code passes: `jaxlings check {exercise}`.").format(
+            exercise=ex.name))
         return EXIT_FAIL
     try:
         solution = ex.solution_path().read_text(encoding="utf-8")
     except OSError as e:
-        _err(f"cannot read the solution: {e}")
+        _err(_("cannot read the solution: {error}").format(error=e))
         return EXIT_FAIL
     from course.terminal import safe_text
     from course.workspace import NotUtf8Error, read_source
@@ -347,9 +375,9 @@ def cmd_solution(args: argparse.Namespace) -> int:
     from rich.syntax import Syntax
 
     console = _console()
-    panels = [Panel(Syntax(solution, "python", line_numbers=True, word_wrap=True), title="reference solution")]
+    panels = [Panel(Syntax(solution, "python", line_numbers=True, word_wrap=True), title=_("reference solution"))]
     if mine is not None:
-        panels.insert(0, Panel(Syntax(safe_text(mine), "python", line_numbers=True, word_wrap=True), title="yours"))
+        panels.insert(0, Panel(Syntax(safe_text(mine), "python", line_numbers=True, word_wrap=True), title=_("yours")))
     if console.width >= 120:
         console.print(Columns(panels, equal=True, expand=True))
     else:
@@ -382,7 +410,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             total = len(catalog.exercises)
             for i, ex in enumerate(catalog.exercises, 1):
                 if not args.json and not live_line:
-                    console.print(f"checking {escape(ex.name)} ({i}/{total}) ...", style="dim")
+                    console.print(_("checking {exercise} ({n}/{total}) ...").format(
+                        exercise=escape(ex.name), n=i, total=total), style="dim")
                 with _checking_line(ex, f"{ex.name} ({i}/{total})"):
                     result = session.run(ex, seed=args.seed)
                 progress.record(result)
@@ -397,14 +426,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(json.dumps({"complete": bool(complete), "passed": passed, "total": len(results),
                           "results": [r.to_dict() for r in results]}, indent=2))
     else:
-        table = Table(title=f"{passed}/{len(results)} exercises pass", title_justify="left")
-        for col in ("exercise", "result", "cause"):
+        table = Table(title=_("{passed}/{total} exercises pass").format(passed=passed, total=len(results)),
+                      title_justify="left")
+        for col in (_("exercise"), _("result"), _("cause")):
             table.add_column(col)
         for r in results:
-            table.add_row(r.exercise, "[green]pass[/]" if r.passed else "[red]fail[/]", r.cause or "")
+            table.add_row(escape(r.exercise), "[green]" + _("pass") + "[/]" if r.passed else "[red]" + _("fail") + "[/]",
+                          r.cause or "")
         console.print(table)
         if complete:
-            console.print("[bold green]Course complete![/] Every exercise passes. Well done.")
+            console.print(_("[bold green]Course complete![/] Every exercise passes. Well done."))
     return EXIT_OK if complete else EXIT_FAIL
 
 
@@ -428,39 +459,69 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from course.editor import describe_editor
 
     editor = describe_editor()
+    translations = _doctor_translations()
     report = {"manifest": str(manifest_path()), "problems": problems, "versions": versions, "devices": devices,
-              "editor": editor, "isolation": _doctor_isolation(args)}
+              "editor": editor, "isolation": _doctor_isolation(args), "translations": translations}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         console = _console()
-        console.print(f"[bold]Manifest[/] {report['manifest']}")
+        console.print(_("[bold]Manifest[/] {path}").format(path=escape(report["manifest"])))
         if problems:
-            console.print(f"[red]{len(problems)} problem(s):[/]")
+            console.print("[red]" + ngettext("{n} problem:", "{n} problems:", len(problems)).format(n=len(problems))
+                          + "[/]")
             for p in problems:
                 console.print(f"  - {p}", markup=False)
         else:
-            console.print("[green]no problems[/]")
-        console.print("[bold]Versions[/] " + ", ".join(f"{k} {v or 'missing'}" for k, v in versions.items()))
-        console.print("[bold]Devices[/] " + ", ".join(devices))
+            console.print("[green]" + _("no problems") + "[/]")
+        console.print("[bold]" + _("Versions") + "[/] "
+                      + ", ".join(f"{k} {v or _('missing')}" for k, v in versions.items()))
+        console.print("[bold]" + _("Devices") + "[/] " + escape(", ".join(devices)))
         _print_editor(console, editor)
+        _print_translations(console, translations)
         for key, lines in report["isolation"].items():
-            console.print(f"[bold]Isolation ({key})[/]")
+            console.print("[bold]" + _("Isolation ({command})").format(command=key) + "[/]")
             for line in lines:
                 console.print(f"  {line}", markup=False)
     return EXIT_USAGE if problems else EXIT_OK
 
 
+def _doctor_translations() -> dict[str, dict[str, Any]]:
+    """The state of every edition other than English (course.translation_state)."""
+    from course.catalog import ManifestError, load_catalog
+    from course.translation_state import report
+
+    try:
+        catalog = load_catalog()
+    except ManifestError:  # already among the problems; the catalogs can still be looked at
+        catalog = None
+    from types import SimpleNamespace
+
+    return report(catalog if catalog is not None else SimpleNamespace(lessons=[], root=None))
+
+
+def _print_translations(console: Console, states: dict[str, dict[str, Any]]) -> None:
+    from course.i18n import LANGUAGES
+    from course.translation_state import warnings
+
+    console.print("[bold]" + _("Translations") + "[/] " + ", ".join(LANGUAGES[lang] for lang in states))
+    found = warnings(states)
+    for warning in found:
+        console.print(f"  [yellow]{escape(warning)}[/]")
+    if not found:
+        console.print("  [green]" + _("every message and lesson is translated") + "[/]")
+
+
 def _print_editor(console: Console, editor: dict) -> None:
     def shown(var: str) -> str:
         value = editor[var]
-        return f"${var}={value!r}" if value else f"${var} not set"
+        return f"${var}={value!r}" if value else _("${var} not set").format(var=var)
 
-    found = f"; found at {editor['found']}" if editor["found"] else ""
-    console.print(f"[bold]Editor[/] {escape(shown('VISUAL'))}, {escape(shown('EDITOR'))}{escape(found)}")
+    found = _("; found at {path}").format(path=editor["found"]) if editor["found"] else ""
+    console.print("[bold]" + _("Editor") + f"[/] {escape(shown('VISUAL'))}, {escape(shown('EDITOR'))}{escape(found)}")
     if editor["problem"]:
         console.print(f"  [yellow]{escape(editor['problem'])}[/]")
-    console.print(f"  Ctrl+O in the app {escape(editor['ctrl_o'])}.")
+    console.print("  " + _("Ctrl+O in the app {what}.").format(what=escape(editor["ctrl_o"])))
 
 
 # -- isolation (course.engine.isolation) ----------------------------------------------
@@ -515,7 +576,7 @@ def cmd_lesson(args: argparse.Namespace) -> int:
     try:
         text = load_lesson(lesson.lesson_path())
     except OSError as e:
-        _err(f"cannot read the lesson: {e}")
+        _err(_("cannot read the lesson: {error}").format(error=e))
         return EXIT_FAIL
     console = _console()
     with _paged(console, enabled=not args.no_pager):
@@ -551,7 +612,7 @@ def _print_lesson(console: Console, text: Any) -> None:
         elif isinstance(seg, CodeBlock):
             title = {"torch": "PyTorch", "jax": "JAX"}.get(seg.framework, "")
             if seg.raises:
-                title = (title + " " if title else "") + f"raises {seg.raises}"
+                title = (title + " " if title else "") + _("raises {exception}").format(exception=seg.raises)
             console.print(code_panel(seg, title))
 
 
@@ -607,7 +668,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     else:
         ex = Progress.load().next_pending(catalog)
         if ex is None:
-            _console().print("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all.")
+            _console().print(_("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all."))
             return EXIT_OK
     from course.engine.runner import draw_seed
 

@@ -12,6 +12,8 @@ import shlex
 import shutil
 from collections.abc import Mapping
 
+from course.i18n import _
+
 VARIABLES = ("VISUAL", "EDITOR")
 FALLBACKS = ("nano", "vim", "vi", "emacs")
 # GUI editors that return at once unless told to wait: the app would reload the
@@ -39,25 +41,28 @@ def resolve_editor(env: Mapping[str, str] | None = None) -> tuple[list[str] | No
         try:
             argv = shlex.split(value)
         except ValueError as e:
-            return None, f"${var} ({value!r}) cannot be split into a command: {e}."
+            return None, _("${var} ({value!r}) cannot be split into a command: {error}.").format(
+                var=var, value=value, error=e)
         if not argv:
             continue
         program = argv[0]
         if _find(program, search_path) is None:
-            where = "does not exist or is not executable" if os.sep in program else "is not on PATH"
-            return None, (f"${var} is {value!r}, but {program!r} {where}. "
-                          f"Install it, or set {var} to an editor you have (for example: export {var}=nano).")
+            message = (_("${var} is {value!r}, but {program!r} does not exist or is not executable. ")
+                       if os.sep in program else _("${var} is {value!r}, but {program!r} is not on PATH. "))
+            return None, (message + _("Install it, or set {var} to an editor you have "
+                                      "(for example: export {var}=nano).")).format(var=var, value=value,
+                                                                                   program=program)
         wait = NEEDS_WAIT.get(os.path.basename(program))
         if wait is not None and not any(a in (wait, "-w") for a in argv[1:]):
-            return argv, (f"${var} is {value!r}: {os.path.basename(program)} returns at once without "
-                          f"{wait}, so the app reloads your file before you have edited it. "
-                          f"Use: export {var}='{value} {wait}'.")
+            return argv, _("${var} is {value!r}: {program} returns at once without {wait}, so the app reloads "
+                           "your file before you have edited it. Use: export {var}='{value} {wait}'.").format(
+                var=var, value=value, program=os.path.basename(program), wait=wait)
         return argv, None
     for name in FALLBACKS:
         if _find(name, search_path) is not None:
             return [name], None
-    return None, ("neither $VISUAL nor $EDITOR is set and none of nano, vim, vi, emacs is on PATH. "
-                  "Set one, for example: export EDITOR=nano.")
+    return None, _("neither $VISUAL nor $EDITOR is set and none of nano, vim, vi, emacs is on PATH. "
+                   "Set one, for example: export EDITOR=nano.")
 
 
 def _find(program: str, search_path: str) -> str | None:
@@ -72,9 +77,9 @@ def describe_editor(env: Mapping[str, str] | None = None) -> dict:
     env = os.environ if env is None else env
     argv, problem = resolve_editor(env)
     if argv is None:
-        ctrl_o = "shows this problem instead of opening an editor"
+        ctrl_o = _("shows this problem instead of opening an editor")
     else:
-        ctrl_o = f"opens your file with: {shlex.join(argv)} <file>"
+        ctrl_o = _("opens your file with: {command} <file>").format(command=shlex.join(argv))
     return {
         "VISUAL": env.get("VISUAL") or None,
         "EDITOR": env.get("EDITOR") or None,

@@ -100,6 +100,13 @@ def compile_catalog(lang: str, domain: str = DOMAIN, target: Path | None = None)
 
 
 def _load(lang: str, domain: str = DOMAIN) -> gettext.NullTranslations:
+    try:
+        return _load_compiled(lang, domain)
+    except Exception:  # noqa: BLE001 - a broken catalog must not stop the course: English, and `doctor` says why
+        return gettext.NullTranslations()
+
+
+def _load_compiled(lang: str, domain: str) -> gettext.NullTranslations:
     if lang == DEFAULT or not po_path(lang, domain).is_file():
         return gettext.NullTranslations()
     mo = mo_path(lang, domain)

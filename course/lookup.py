@@ -12,6 +12,8 @@ import difflib
 from pathlib import PurePath
 from typing import Any
 
+from course.i18n import N_, _
+
 
 class NotFound(LookupError):
     """No such exercise or lesson; the message names close matches when there are any."""
@@ -35,13 +37,14 @@ def find_exercise(catalog: Any, text: str) -> Any:
         n = int(text)
         if 1 <= n <= len(exercises):
             return exercises[n - 1]
-        raise NotFound(f"there is no exercise number {n}: the course has {len(exercises)} (`jaxlings list`).")
+        raise NotFound(_("there is no exercise number {n}: the course has {total} (`jaxlings list`).").format(
+            n=n, total=len(exercises)))
     wanted = _file_key(text)
     if wanted.endswith(".py"):
         by_file = [ex for ex in exercises if _ends_with(f"exercises/{ex.file}".lower(), wanted)]
         if len(by_file) == 1:
             return by_file[0]
-    raise NotFound(_unknown("exercise", text, [ex.name for ex in exercises]))
+    raise NotFound(_unknown(N_("exercise"), text, [ex.name for ex in exercises]))
 
 
 def find_lesson(catalog: Any, text: str) -> Any:
@@ -54,7 +57,8 @@ def find_lesson(catalog: Any, text: str) -> Any:
         n = int(text)
         if 1 <= n <= len(lessons):
             return lessons[n - 1]
-        raise NotFound(f"there is no lesson number {n}: the course has {len(lessons)} (`jaxlings list`).")
+        raise NotFound(_("there is no lesson number {n}: the course has {total} (`jaxlings list`).").format(
+            n=n, total=len(lessons)))
     wanted = _file_key(text)
     by_file = [lesson for lesson in lessons
                if _ends_with(f"lessons/{lesson.file}".lower(), wanted)
@@ -65,7 +69,7 @@ def find_lesson(catalog: Any, text: str) -> Any:
         if ex.name == text:
             return catalog.lesson(ex.lesson)
     known = [lesson.name for lesson in lessons] + [ex.name for ex in catalog.exercises]
-    raise NotFound(_unknown("lesson or exercise", text, known))
+    raise NotFound(_unknown(N_("lesson or exercise"), text, known))
 
 
 def _ends_with(path: str, wanted: str) -> bool:
@@ -81,5 +85,6 @@ def _unknown(kind: str, text: str, known: list[str]) -> str:
         close = [keyed[k] for k in difflib.get_close_matches(_key(text), list(keyed), n=3, cutoff=0.6)]
     shown = text if len(text) <= 60 else text[:57] + "..."
     if close:
-        return f"there is no {kind} named {shown!r}. Did you mean: {', '.join(close)}?"
-    return f"there is no {kind} named {shown!r}. Run `jaxlings list` to see them."
+        return _("there is no {kind} named {name!r}. Did you mean: {close}?").format(
+            kind=_(kind), name=shown, close=", ".join(close))
+    return _("there is no {kind} named {name!r}. Run `jaxlings list` to see them.").format(kind=_(kind), name=shown)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from course import paths
+from course.i18n import _
 
 FORMAT_VERSION = 1
 ENV_VAR = "JAXLINGS_PROGRESS"
@@ -143,14 +144,15 @@ def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
     except FileNotFoundError:
         return {"format_version": FORMAT_VERSION, "exercises": {}}
     except OSError as e:
-        warnings.append(f"cannot read your progress file {path}: {e}; progress is not saved this time")
+        warnings.append(_("cannot read your progress file {path}: {error}; progress is not saved this time").format(
+            path=path, error=e))
         raise
     problem = None
     try:
         data = json.loads(text)
         problem = _shape_problem(data)
     except (ValueError, UnicodeDecodeError) as e:
-        problem = f"it is not valid JSON ({e})"
+        problem = _("it is not valid JSON ({error})").format(error=e)
     if problem is None:
         return data
     backup = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -159,20 +161,20 @@ def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
         backup = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
         n += 1
     os.replace(path, backup)
-    warnings.append(f"your progress file {path} was unreadable: {problem}. It was moved to {backup}; "
-                    "starting from an empty record.")
+    warnings.append(_("your progress file {path} was unreadable: {problem}. It was moved to {backup}; "
+                      "starting from an empty record.").format(path=path, problem=problem, backup=backup))
     return {"format_version": FORMAT_VERSION, "exercises": {}}
 
 
 def _shape_problem(data: Any) -> str | None:
     if not isinstance(data, dict):
-        return "it is not a JSON object"
+        return _("it is not a JSON object")
     version = data.get("format_version")
     if version != FORMAT_VERSION:
         return f"format_version is {version!r}, this jaxlings reads {FORMAT_VERSION}"
     exercises = data.get("exercises")
     if not isinstance(exercises, dict) or not all(isinstance(v, dict) for v in exercises.values()):
-        return "its 'exercises' entry is not a table of exercises"
+        return _("its 'exercises' entry is not a table of exercises")
     return None
 
 

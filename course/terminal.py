@@ -17,6 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from course.i18n import _
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -54,6 +56,18 @@ def can_redraw(console: Console) -> bool:
     return console.is_terminal and not console.is_dumb_terminal
 
 
+def wrap_cells(text: str, width: int) -> list[str]:
+    """`text` (one paragraph) in lines of at most `width` cells, broken the way Rich breaks
+    them once `course.linebreak` is installed: at spaces, and between Japanese characters."""
+    import io
+
+    from course import linebreak
+
+    linebreak.install()
+    console = Console(width=max(width, 4), file=io.StringIO(), color_system=None)
+    return [line.plain.rstrip() for line in Text(text).wrap(console, max(width, 4))]
+
+
 class _ElapsedLine:
     """Re-rendered by rich's Live a few times a second: the time moves on its own."""
 
@@ -67,8 +81,8 @@ class _ElapsedLine:
         seconds = int(self.clock() - self.start)
         # The limit counts only the time the learner's code runs, not starting Python
         # and JAX, so it is said as a limit, not as a countdown.
-        limit = f" (your code may run {self.budget:g} s)" if self.budget else ""
-        return f"checking {self.label}… {seconds} s{limit}"
+        limit = " " + _("(your code may run {budget} s)").format(budget=f"{self.budget:g}") if self.budget else ""
+        return _("checking {label}… {seconds} s").format(label=self.label, seconds=seconds) + limit
 
     def __rich_console__(self, console, options):  # noqa: ANN001 - rich protocol
         frame = SPINNER[int((self.clock() - self.start) * 10) % len(SPINNER)]

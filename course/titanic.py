@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from course.i18n import _
 from course.paths import DATA_DIR
 
 DEFAULT_PATH = DATA_DIR / "titanic3.csv"
@@ -61,13 +62,13 @@ def read_passengers(path: str | Path | None = None) -> pd.DataFrame:
     if missing:
         hint = ""
         if missing == ["survived"]:
-            hint = " (Kaggle's test.csv has no labels: use train.csv)"
-        raise TitanicDataError(
-            f"{path}: missing column(s) {', '.join(missing)}{hint}. "
-            f"Expected the titanic3 list or Kaggle's train.csv with columns {', '.join(REQUIRED)}."
-        )
+            hint = " " + _("(Kaggle's test.csv has no labels: use train.csv)")
+        raise TitanicDataError(_(
+            "{path}: missing column(s) {missing}{hint}. "
+            "Expected the titanic3 list or Kaggle's train.csv with columns {required}."
+        ).format(path=path, missing=", ".join(missing), hint=hint, required=", ".join(REQUIRED)))
     if len(raw) == 0:
-        raise TitanicDataError(f"{path}: the file has a header but no passenger rows.")
+        raise TitanicDataError(_("{path}: the file has a header but no passenger rows.").format(path=path))
 
     out = pd.DataFrame(index=pd.RangeIndex(len(raw)))
     out["pclass"] = _integers(raw, "pclass", path, allowed={1, 2, 3})
@@ -158,18 +159,18 @@ def load_titanic(path: str | Path | None = None, *, seed: int = 0, n_test: int =
 
 def _read_csv(path: Path) -> pd.DataFrame:
     if not path.exists():
-        raise TitanicDataError(f"{path}: no such file.")
+        raise TitanicDataError(_("{path}: no such file.").format(path=path))
     if not path.is_file():
-        raise TitanicDataError(f"{path}: not a file.")
+        raise TitanicDataError(_("{path}: not a file.").format(path=path))
     try:
         # Only `?` (titanic3) and empty cells (Kaggle) mean "missing": pandas'
         # default list would also swallow values such as "NA" or "None".
         return pd.read_csv(path, na_values=["?", ""], keep_default_na=False, dtype=str)
     except pd.errors.EmptyDataError:
-        raise TitanicDataError(f"{path}: the file is empty.") from None
+        raise TitanicDataError(_("{path}: the file is empty.").format(path=path)) from None
     except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise TitanicDataError(f"{path}: not a readable CSV file ({first}).") from None
+        raise TitanicDataError(_("{path}: not a readable CSV file ({error}).").format(path=path, error=first)) from None
 
 
 def _bad(path: Path, col: str, rows: pd.Series, raw: pd.Series, what: str) -> TitanicDataError:

@@ -27,10 +27,11 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from course.i18n import N_, _
 from course.terminal import can_redraw, safe_text
 
 POLL_SECONDS = 1.0
-KEYS_HELP = {"n": "next", "h": "hint", "l": "list", "c": "check again", "q": "quit"}
+KEYS_HELP = {"n": N_("next"), "h": N_("hint"), "l": N_("list"), "c": N_("check again"), "q": N_("quit")}
 
 
 def _signature(path: Path) -> tuple[int, int] | None:
@@ -55,7 +56,7 @@ class FileWatcher:
         self.path = Path(path)
         self.events = events
         self.poll = poll
-        self.how = "polling every second" if poll else "on save"
+        self.how = _("polling every second") if poll else _("on save")
         self._last = _signature(self.path)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"watch {self.path.name}", daemon=True)
@@ -86,7 +87,7 @@ class FileWatcher:
                     self._look()
                 return
             except Exception as e:  # noqa: BLE001 - e.g. inotify limits: poll rather than stop
-                self.how = f"polling every second (no file events here: {e})"
+                self.how = _("polling every second (no file events here: {error})").format(error=e)
         while not self._stop.wait(POLL_SECONDS):
             self._look()
 
@@ -235,12 +236,13 @@ class WatchLoop:
             self._list()
         elif key == "n":
             if not self.passed:
-                self._say(f"`n` moves on once {self.exercise.name} passes. Save your file to check it again.")
+                self._say(_("`n` moves on once {exercise} passes. Save your file to check it again.").format(
+                    exercise=self.exercise.name))
                 return None
             following = self._next_pending()
             if following is None:
-                self.console.print("[bold green]Every exercise is done![/] "
-                                   "`jaxlings verify` re-checks them all. Press q to quit.")
+                self.console.print(_("[bold green]Every exercise is done![/] "
+                                     "`jaxlings verify` re-checks them all. Press q to quit."))
                 return None
             self._switch_to(following)
             if self._check_until_quiet():
@@ -300,14 +302,15 @@ class WatchLoop:
         self._help()
 
     def _help(self) -> None:
-        how = getattr(self._watcher, "how", "on save")
+        how = escape(getattr(self._watcher, "how", None) or _("on save"))
         if self.keys:
             keys = [k for k in KEYS_HELP if k != "n" or self.passed]
-            menu = "  ".join(f"[bold]{k}[/] {KEYS_HELP[k]}" for k in keys)
-            self.console.print(f"{menu}   [dim](re-checks {how})[/]")
+            menu = "  ".join(f"[bold]{k}[/] {_(KEYS_HELP[k])}" for k in keys)
+            self.console.print(f"{menu}   [dim]" + _("(re-checks {how})").format(how=how) + "[/]")
         else:
-            self.console.print(f"[dim]Watching {escape(safe_text(str(self._path())))} ({how}). Ctrl-C to stop. "
-                               "If saving does not re-check (WSL, network drives), use `jaxlings watch --poll`.[/]")
+            self.console.print("[dim]" + _("Watching {path} ({how}). Ctrl-C to stop. If saving does not re-check "
+                                           "(WSL, network drives), use `jaxlings watch --poll`.").format(
+                path=escape(safe_text(str(self._path()))), how=how) + "[/]")
 
     def _say(self, text: str, markup: bool = False) -> None:
         self.console.print(text, markup=markup)
@@ -318,16 +321,17 @@ class WatchLoop:
 
         ex = self.exercise
         if not ex.hints:
-            self._say(f"{ex.name} has no hints.")
+            self._say(_("{exercise} has no hints.").format(exercise=ex.name))
             return
         progress = Progress.load(self.progress_path)
         already = progress.hint_level(ex.name)
         level = progress.reveal_hint(ex.name, available=len(ex.hints))
         for i, hint in enumerate(map(content, ex.hints[:level]), 1):
             style = None if i == level else "dim"
-            self.console.print(f"[bold]Hint {i}/{len(ex.hints)}:[/] {escape(hint)}", style=style)
+            self.console.print(_("[bold]Hint {n}/{total}:[/] {hint}").format(n=i, total=len(ex.hints),
+                                                                             hint=escape(hint)), style=style)
         if already >= len(ex.hints):
-            self.console.print("[dim]That was the last hint.[/]")
+            self.console.print("[dim]" + _("That was the last hint.") + "[/]")
 
     def _list(self) -> None:
         from course.commands import print_list

@@ -15,6 +15,7 @@ from typing import Any
 
 # The rule lives in the engine, which the learner's sandboxed process can import.
 from course.engine.source_text import first_non_utf8, utf8_problem  # noqa: F401
+from course.i18n import _
 
 
 class ResetError(Exception):
@@ -51,20 +52,19 @@ def pristine_starter(exercise: Any) -> str:
         source = root / relative
         if source.is_file():
             return source.read_text(encoding="utf-8")
-        raise ResetError(f"the course at {root} has no {relative} to restore from.")
+        raise ResetError(_("the course at {root} has no {file} to restore from.").format(root=root, file=relative))
     try:
         proc = subprocess.run(["git", "-C", str(root), "show", f"HEAD:./{relative}"],
                               capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise ResetError(f"cannot run git to find the original {relative} ({e}). "
-                         "Restore it from a fresh copy of the course.") from None
+        raise ResetError(_("cannot run git to find the original {file} ({error}). "
+                           "Restore it from a fresh copy of the course.").format(file=relative, error=e)) from None
     if proc.returncode != 0:
         reason = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise ResetError(
-            f"cannot find the original {relative}: the course folder {root} is not a git checkout "
-            f"with that file committed ({reason[-1] if reason else 'git failed'}). "
-            "Restore it from a fresh copy of the course."
-        )
+        raise ResetError(_(
+            "cannot find the original {file}: the course folder {root} is not a git checkout "
+            "with that file committed ({reason}). Restore it from a fresh copy of the course."
+        ).format(file=relative, root=root, reason=reason[-1] if reason else _("git failed")))
     return proc.stdout.decode("utf-8")
 
 

@@ -2,6 +2,9 @@
 
 See `course/checks/README.md`. Every message ends with the seed of the run so a
 failure can be replayed with `JAXLINGS_SEED=<seed>`.
+
+Messages are built here, in the trusted parent that judges, in the learner's
+language (`course.engine.words`).
 """
 
 from __future__ import annotations
@@ -10,9 +13,23 @@ from typing import Any
 
 import numpy as np
 
+from course.engine.words import N_, _
+
 # The seed of the check run in progress; set by the runner (one run at a time
 # per process), read by assertion messages.
 _current_seed: int | None = None
+
+
+SEED_LINE = N_("(seed {seed}: rerun with JAXLINGS_SEED={seed})")
+
+
+def seed_line(seed: int) -> str:
+    """The line that tells how to replay a run with the same random inputs."""
+    return _(SEED_LINE).format(seed=seed)
+
+
+def has_seed_line(message: str) -> bool:
+    return "JAXLINGS_SEED=" in message or "(seed " in message
 
 
 class LearnerFailure(Exception):
@@ -41,9 +58,18 @@ class CheckFailure(AssertionError):
 
 
 def _with_seed(message: str) -> str:
-    if _current_seed is None or "(seed " in message:
+    if _current_seed is None or has_seed_line(message):
         return message
-    return f"{message}\n(seed {_current_seed}: rerun with JAXLINGS_SEED={_current_seed})"
+    return f"{message}\n{seed_line(_current_seed)}"
+
+
+def _fail_expected(what: str, want: str, got: str) -> None:
+    fail(_("{what}: expected {want}, got {got}.").format(what=what, want=want, got=got))
+
+
+def _fail_value(what: str, want: Any, got: Any) -> None:
+    fail(_("{what}: expected {want} ({want_type}), got {got} ({got_type}).").format(
+        what=what, want=_preview(want), want_type=describe(want), got=_preview(got), got_type=describe(got)))
 
 
 def fail(message: str) -> None:
@@ -54,14 +80,14 @@ def fail(message: str) -> None:
 def describe(value: Any) -> str:
     """A short description of a plain value: type, shape and dtype for arrays."""
     if isinstance(value, np.ndarray):
-        return f"array of shape {value.shape} and dtype {value.dtype}"
+        return _("array of shape {shape} and dtype {dtype}").format(shape=value.shape, dtype=value.dtype)
     if isinstance(value, np.generic):
-        return f"NumPy {value.dtype} scalar"
+        return _("NumPy {dtype} scalar").format(dtype=value.dtype)
     if isinstance(value, (list, tuple)):
-        return f"{type(value).__name__} of length {len(value)}"
+        return _("{type} of length {n}").format(type=type(value).__name__, n=len(value))
     if isinstance(value, dict):
         keys = ", ".join(repr(k) for k in list(value)[:8])
-        return f"dict with keys [{keys}{', ...' if len(value) > 8 else ''}]"
+        return _("dict with keys [{keys}]").format(keys=keys + (", ..." if len(value) > 8 else ""))
     return type(value).__name__
 
 
@@ -99,12 +125,14 @@ def _dtype_problem(got: Any, want: Any, dtype: Any) -> str | None:
         want_dtype = np.dtype(dtype)
         got_dtype = got.dtype if isinstance(got, (np.ndarray, np.generic)) else None
         if got_dtype != want_dtype:
-            have = f"dtype {got_dtype}" if got_dtype is not None else f"a Python {type(got).__name__}"
-            return f"expected dtype {want_dtype}, got {have}"
+            have = (_("dtype {dtype}").format(dtype=got_dtype) if got_dtype is not None
+                    else _("a Python {type}").format(type=type(got).__name__))
+            return _("expected dtype {want}, got {got}").format(want=want_dtype, got=have)
         return None
     if (isinstance(got, np.ndarray) and isinstance(want, np.ndarray) and want.dtype.kind in "fc"
             and got.dtype != want.dtype):
-        return f"expected dtype {want.dtype}, got dtype {got.dtype}"
+        return _("expected dtype {want}, got {got}").format(want=want.dtype,
+                                                            got=_("dtype {dtype}").format(dtype=got.dtype))
     return None
 
 
@@ -116,25 +144,28 @@ def assert_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: fl
     the statement names one (it is then required of scalars too).
     """
     if got is None and want is not None:
-        raise CheckFailure(f"{what}: got None, expected {describe(want)}. Did you forget a `return`?", "no_result")
+        raise CheckFailure(_("{what}: got None, expected {want}. Did you forget a `return`?").format(
+            what=what, want=describe(want)), "no_result")
     kind_got, kind_want = _numeric_kind(got), _numeric_kind(want)
     if kind_want is None:
         assert_equal(got, want, what=what)
         return
     if kind_got is None:
-        fail(f"{what}: expected {describe(want)}, got {describe(got)}: {_preview(got)}")
+        fail(_("{what}: expected {want}, got {got}: {preview}").format(
+            what=what, want=describe(want), got=describe(got), preview=_preview(got)))
     g, w = np.asarray(got), np.asarray(want)
     if g.shape != w.shape:
-        fail(f"{what}: expected shape {w.shape}, got shape {g.shape} ({describe(got)}).")
+        fail(_("{what}: expected shape {want}, got shape {got} ({described}).").format(
+            what=what, want=w.shape, got=g.shape, described=describe(got)))
     if kind_got != kind_want and not (kind_got in "fc" and kind_want in "fc"):
-        fail(
-            f"{what}: expected a {_kind_name(kind_want)} result ({describe(want)}), "
-            f"got a {_kind_name(kind_got)} one ({describe(got)})."
-        )
+        fail(_("{what}: expected a {want_kind} result ({want}), got a {got_kind} one ({got}).").format(
+            what=what, want_kind=_kind_name(kind_want), want=describe(want), got_kind=_kind_name(kind_got),
+            got=describe(got)))
     problem = _dtype_problem(got, want, dtype)
     if problem:
-        fail(f"{what}: {problem}. Keep the dtype the exercise asks for: check the dtype of "
-             "your inputs and constants (NumPy makes float64 by default, JAX float32).")
+        fail(_("{what}: {problem}. Keep the dtype the exercise asks for: check the dtype of "
+               "your inputs and constants (NumPy makes float64 by default, JAX float32).").format(
+            what=what, problem=problem))
     if kind_want == "bool" or kind_want == "int":
         ok = np.array_equal(g, w)
     else:
@@ -144,38 +175,57 @@ def assert_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: fl
         if g.size > 1 and kind_want not in ("bool",):
             diff = np.abs(g.astype(np.complex128) - w.astype(np.complex128))
             idx = np.unravel_index(int(np.nanargmax(np.where(np.isnan(diff), np.inf, diff))), g.shape)
-            detail = f"\nLargest difference at index {tuple(int(i) for i in idx)}: expected {w[idx]!r}, got {g[idx]!r}."
+            detail = "\n" + _("Largest difference at index {index}: expected {want}, got {got}.").format(
+                index=tuple(int(i) for i in idx), want=repr(w[idx]), got=repr(g[idx]))
+        expected, got_label = _("expected:"), _("got:")
+        width = max(_cells(expected), _cells(got_label)) + 1
         fail(
-            f"{what}: values differ (shape {w.shape}, rtol={rtol}, atol={atol}).\n"
-            f"expected: {_preview(w)}\ngot:      {_preview(g)}{detail}"
+            _("{what}: values differ (shape {shape}, rtol={rtol}, atol={atol}).").format(
+                what=what, shape=w.shape, rtol=rtol, atol=atol) + "\n"
+            f"{_pad(expected, width)}{_preview(w)}\n{_pad(got_label, width)}{_preview(g)}{detail}"
         )
 
 
+def _cells(text: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def _pad(label: str, width: int) -> str:
+    """`label` padded to `width` terminal cells (a Japanese character takes two)."""
+    return label + " " * (width - _cells(label))
+
+
 def _kind_name(kind: str) -> str:
-    return {"bool": "bool", "int": "integer", "f": "floating-point", "c": "complex"}.get(kind, kind)
+    names = {"bool": N_("bool"), "int": N_("integer"), "f": N_("floating-point"), "c": N_("complex")}
+    return _(names[kind]) if kind in names else kind
 
 
 def assert_tree_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-6,
                       dtype: Any = None) -> None:
     """Same structure (dict keys, sequence lengths); every leaf compared with `assert_close`."""
     if got is None and want is not None:
-        raise CheckFailure(f"{what}: got None, expected {describe(want)}. Did you forget a `return`?", "no_result")
+        raise CheckFailure(_("{what}: got None, expected {want}. Did you forget a `return`?").format(
+            what=what, want=describe(want)), "no_result")
     if isinstance(want, dict):
         if not isinstance(got, dict):
-            fail(f"{what}: expected {describe(want)}, got {describe(got)}.")
+            _fail_expected(what, describe(want), describe(got))
         if set(got) != set(want):
             missing = sorted(set(want) - set(got))
             extra = sorted(set(got) - set(want))
-            parts = [f"missing keys {missing}" if missing else "", f"unexpected keys {extra}" if extra else ""]
-            fail(f"{what}: the structure differs: " + "; ".join(p for p in parts if p) + ".")
+            parts = [_("missing keys {keys}").format(keys=missing) if missing else "",
+                     _("unexpected keys {keys}").format(keys=extra) if extra else ""]
+            fail(_("{what}: the structure differs: {differences}.").format(
+                what=what, differences="; ".join(p for p in parts if p)))
         for k in want:
             assert_tree_close(got[k], want[k], what=f"{what}[{k!r}]", rtol=rtol, atol=atol, dtype=dtype)
         return
     if isinstance(want, (list, tuple)):
         if not isinstance(got, (list, tuple)):
-            fail(f"{what}: expected {describe(want)}, got {describe(got)}.")
+            _fail_expected(what, describe(want), describe(got))
         if len(got) != len(want):
-            fail(f"{what}: expected {len(want)} items, got {len(got)}.")
+            fail(_("{what}: expected {want} items, got {got}.").format(what=what, want=len(want), got=len(got)))
         for i, (g, w) in enumerate(zip(got, want)):
             assert_tree_close(g, w, what=f"{what}[{i}]", rtol=rtol, atol=atol, dtype=dtype)
         return
@@ -185,24 +235,29 @@ def assert_tree_close(got: Any, want: Any, *, what: str, rtol: float = 1e-5, ato
 def assert_equal(got: Any, want: Any, *, what: str) -> None:
     """Exact equality of plain data (arrays: same shape, dtype kind and values)."""
     if got is None and want is not None:
-        raise CheckFailure(f"{what}: got None, expected {describe(want)}. Did you forget a `return`?", "no_result")
+        raise CheckFailure(_("{what}: got None, expected {want}. Did you forget a `return`?").format(
+            what=what, want=describe(want)), "no_result")
     if isinstance(want, np.ndarray) or isinstance(got, np.ndarray):
         if not (isinstance(want, np.ndarray) and isinstance(got, np.ndarray)):
-            fail(f"{what}: expected {describe(want)}, got {describe(got)}.")
+            _fail_expected(what, describe(want), describe(got))
         if got.shape != want.shape or got.dtype.kind != want.dtype.kind or not np.array_equal(got, want):
-            fail(f"{what}: expected {describe(want)} {_preview(want)}\ngot {describe(got)} {_preview(got)}")
+            fail(_("{what}: expected {want} {want_preview}\ngot {got} {got_preview}").format(
+                what=what, want=describe(want), want_preview=_preview(want), got=describe(got),
+                got_preview=_preview(got)))
         return
     if isinstance(want, dict) and isinstance(got, dict):
         if set(got) != set(want):
-            fail(f"{what}: expected keys {sorted(want)}, got keys {sorted(got)}.")
+            fail(_("{what}: expected keys {want}, got keys {got}.").format(what=what, want=sorted(want),
+                                                                             got=sorted(got)))
         for k in want:
             assert_equal(got[k], want[k], what=f"{what}[{k!r}]")
         return
     if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
         if type(got) is not type(want):
-            fail(f"{what}: expected a {type(want).__name__}, got a {type(got).__name__}.")
+            fail(_("{what}: expected a {want}, got a {got}.").format(what=what, want=type(want).__name__,
+                                                                       got=type(got).__name__))
         if len(got) != len(want):
-            fail(f"{what}: expected {len(want)} items, got {len(got)}.")
+            fail(_("{what}: expected {want} items, got {got}.").format(what=what, want=len(want), got=len(got)))
         for i, (g, w) in enumerate(zip(got, want)):
             assert_equal(g, w, what=f"{what}[{i}]")
         return
@@ -212,8 +267,8 @@ def assert_equal(got: Any, want: Any, *, what: str) -> None:
     if isinstance(want, np.generic) or isinstance(got, np.generic):
         if not (isinstance(want, np.generic) and isinstance(got, np.generic)) or got.dtype != want.dtype \
                 or not np.array_equal(got, want):
-            fail(f"{what}: expected {_preview(want)} ({describe(want)}), got {_preview(got)} ({describe(got)}).")
+            _fail_value(what, want, got)
         return
     # bool is an int subclass: True must not pass for 1, nor 1.0 for 1.
     if type(got) is not type(want) or got != want:
-        fail(f"{what}: expected {_preview(want)} ({describe(want)}), got {_preview(got)} ({describe(got)}).")
+        _fail_value(what, want, got)

@@ -41,6 +41,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.engine.words import N_, _
+
 TIERS = ("bubblewrap", "unshare", "uid", "process")
 SANDBOX_TIERS = ("bubblewrap", "unshare")
 BASE_UID = 61000  # + worker slot, in the `uid` tier
@@ -52,8 +54,8 @@ INSIDE_HOME = "/home/learner"
 INSIDE_INBOX = "/learner"
 INSIDE_CACHE = "/xla-cache"  # the learner's own compilation cache, when the session keeps one
 HOME_MB, TMP_MB, SHM_MB = 256, 256, 64
-INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; "
-                "Fedora: sudo dnf install bubblewrap)")
+INSTALL_HINT = N_("install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; "
+                  "Fedora: sudo dnf install bubblewrap)")
 
 # What reaches the child of the parent's environment: locale, time zone and the
 # settings that choose devices and quiet XLA. Anything naming the workspace or
@@ -80,14 +82,15 @@ GUARANTEES = {
                     processes_end_with_check=False, progress_unreachable=False),
 }
 
+# In English in reports; `notice()` shows them in the language in use.
 SUMMARY = {
-    "bubblewrap": "sandboxed with bubblewrap: only Python and your file are visible, no network, "
-                  "private /tmp, every process ends with the check",
-    "unshare": "sandboxed with user namespaces: only Python and your file are visible, no network, "
-               "private /tmp, every process ends with the check",
-    "uid": "NOT sandboxed: graded code runs as another user id only; the course, the class folder, "
-           "/tmp and the network stay reachable and detached processes can outlive a check",
-    "process": "NOT sandboxed: your code runs as a plain process that can read and write what you can",
+    "bubblewrap": N_("sandboxed with bubblewrap: only Python and your file are visible, no network, "
+                     "private /tmp, every process ends with the check"),
+    "unshare": N_("sandboxed with user namespaces: only Python and your file are visible, no network, "
+                  "private /tmp, every process ends with the check"),
+    "uid": N_("NOT sandboxed: graded code runs as another user id only; the course, the class folder, "
+              "/tmp and the network stay reachable and detached processes can outlive a check"),
+    "process": N_("NOT sandboxed: your code runs as a plain process that can read and write what you can"),
 }
 
 
@@ -434,10 +437,10 @@ class Isolation:
 
     def notice(self) -> str:
         """One line for the learner or the instructor: what is in force, and why not more."""
-        line = f"Isolation: {self.tier} ({SUMMARY[self.tier]})"
+        line = _("Isolation: {tier} ({summary})").format(tier=self.tier, summary=_(SUMMARY[self.tier]))
         if not self.sandboxed:
-            why = "; ".join(self.tried) or "not requested"
-            line += f". Stronger isolation unavailable: {why}. `jaxlings doctor` says how to fix it."
+            why = "; ".join(self.tried) or _("not requested")
+            line += _(". Stronger isolation unavailable: {why}. `jaxlings doctor` says how to fix it.").format(why=why)
         return line
 
     def describe(self) -> dict:
@@ -564,9 +567,9 @@ def doctor_lines(grading: bool = False) -> list[str]:
     iso = choose("auto", grading=grading) if grading else for_checks()
     lines = [iso.notice()]
     if iso.tier != "bubblewrap":
-        lines.append(f"bubblewrap: {_unavailable('bubblewrap') or 'installed but unusable here'}; "
-                     f"to use it, {INSTALL_HINT}.")
+        lines.append(_("bubblewrap: {problem}; to use it, {hint}.").format(
+            problem=_unavailable("bubblewrap") or _("installed but unusable here"), hint=_(INSTALL_HINT)))
     if not iso.sandboxed:
-        lines.append("User namespaces are off here: enable them (sysctl kernel.unprivileged_userns_clone=1, "
-                     "user.max_user_namespaces > 0), or in a container allow unshare(CLONE_NEWUSER).")
+        lines.append(_("User namespaces are off here: enable them (sysctl kernel.unprivileged_userns_clone=1, "
+                       "user.max_user_namespaces > 0), or in a container allow unshare(CLONE_NEWUSER)."))
     return lines

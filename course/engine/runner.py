@@ -30,7 +30,8 @@ from typing import Any
 from course import paths
 from course.engine import checking
 from course.catalog import Exercise, checks_dir
-from course.engine.checking import CheckFailure, LearnerFailure
+from course.engine.checking import CheckFailure, LearnerFailure, has_seed_line, seed_line
+from course.engine.words import N_, _
 from course.engine.wire import from_wire, to_plain, to_wire
 from course.engine.isolation import Isolation, for_checks
 from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess, WarmPool, child_environment, encode_args
@@ -46,21 +47,27 @@ RUN_PLUGIN = "jaxlings-run"
 # pytest keeps global state (plugins, assertion rewriting, warnings): one run at a time per process.
 _PYTEST_LOCK = threading.Lock()
 
+# In English; `headline()` gives them in the language in use.
 HEADLINES = {
-    "syntax_error": "Python cannot read your file (syntax error)",
-    "import_error": "Your file could not be imported",
-    "missing_name": "Something the exercise asks for is missing",
-    "signature": "A function has the wrong signature",
-    "exception": "Your code raised an exception",
-    "timeout": "Your code took too long",
-    "out_of_memory": "Your code ran out of memory",
-    "crash": "The process running your code crashed",
-    "exit": "Your code ended its own process",
-    "not_plain_data": "Your code returned something the check cannot read",
-    "wrong_result": "Wrong result",
-    "no_result": "Your code returned nothing",
-    "check_error": "The check could not run",
+    "syntax_error": N_("Python cannot read your file (syntax error)"),
+    "import_error": N_("Your file could not be imported"),
+    "missing_name": N_("Something the exercise asks for is missing"),
+    "signature": N_("A function has the wrong signature"),
+    "exception": N_("Your code raised an exception"),
+    "timeout": N_("Your code took too long"),
+    "out_of_memory": N_("Your code ran out of memory"),
+    "crash": N_("The process running your code crashed"),
+    "exit": N_("Your code ended its own process"),
+    "not_plain_data": N_("Your code returned something the check cannot read"),
+    "wrong_result": N_("Wrong result"),
+    "no_result": N_("Your code returned nothing"),
+    "check_error": N_("The check could not run"),
 }
+
+
+def headline(cause: str | None, default: str = N_("Failed")) -> str:
+    """The headline of a failure cause, in the language in use."""
+    return _(HEADLINES.get(cause or "check_error", default))
 
 
 @dataclass
@@ -89,8 +96,8 @@ class ExerciseResult:
     @property
     def headline(self) -> str:
         if self.passed:
-            return "All checks passed"
-        return HEADLINES.get(self.cause or "check_error", "Failed")
+            return _("All checks passed")
+        return headline(self.cause)
 
 
 def draw_seed(seed: int | None = None) -> int:
@@ -210,8 +217,8 @@ def _trim_cache(folder: Path, max_bytes: int = CACHE_MAX_BYTES) -> None:
                     entries.append((st.st_mtime, st.st_size, entry.path))
     except OSError:
         return
-    total = sum(size for _, size, _ in entries)
-    for _, size, path in sorted(entries):
+    total = sum(size for _mtime, size, _path in entries)
+    for _mtime, size, path in sorted(entries):
         if total <= max_bytes:
             break
         try:
@@ -492,7 +499,7 @@ class _ResultCache:
             self._entries[key] = (wire, size)
             self._size += size
             while self._size > self.max_bytes:
-                _, (_, old) = self._entries.popitem(last=False)
+                _key, (_wire, old) = self._entries.popitem(last=False)
                 self._size -= old
 
 
@@ -866,15 +873,16 @@ class CheckSession:
         learner_path = learner_path.resolve()
 
         def early(cause: str, message: str) -> ExerciseResult:
-            message = f"{message}\n(seed {seed})"
+            message = f"{message}\n{seed_line(seed)}"
             outcome = CheckOutcome("setup", "error", cause, message, 0.0)
             return ExerciseResult(exercise.name, False, cause, message, [outcome], time.monotonic() - start, seed)
 
         check_path = self._find_check(exercise, tuple(Path(p) for p in extra_check_dirs))
         self._preload = _preload_env(learner_path)  # for the next child: the learner checks again soon
         if not learner_path.is_file():
-            return early("import_error", f"{_display(learner_path, exercise)} does not exist. "
-                         f"`jaxlings reset {exercise.name}` restores the starter file.")
+            return early("import_error", _("{file} does not exist. `jaxlings reset {exercise}` restores the starter "
+                                           "file.").format(file=_display(learner_path, exercise),
+                                                           exercise=exercise.name))
         if not check_path.is_file():
             return early("check_error", f"the check module {check_path.name} is missing from this course.")
         try:
@@ -1032,14 +1040,14 @@ def _result(exercise: Exercise, collector: _Collector, exit_code: int, seed: int
         checks.append(failing[0])
     _point_to_first_report(failing)
     passed = not failing
-    seed_line = f"(seed {seed}: rerun with JAXLINGS_SEED={seed})"
     if passed:
-        message = f"All {len(ran)} checks passed."
+        message = _("All {n} checks passed.").format(n=len(ran))
     else:
         first = failing[0]
-        text = first.message if "(seed " in first.message else f"{first.message}\n{seed_line}"
-        count = f"{len(failing)} of {len(checks)} checks failed; first: {first.name}"
-        message = f"{HEADLINES.get(first.cause or 'check_error', 'Failed')}: {count}\n{text}"
+        text = first.message if has_seed_line(first.message) else f"{first.message}\n{seed_line(seed)}"
+        count = _("{failed} of {total} checks failed; first: {name}").format(
+            failed=len(failing), total=len(checks), name=first.name)
+        message = f"{headline(first.cause)}: {count}\n{text}"
     return ExerciseResult(
         exercise=exercise.name,
         passed=passed,
@@ -1060,8 +1068,8 @@ def _point_to_first_report(failing: list[CheckOutcome]) -> None:
     for check in failing:
         key = (check.cause, check.message)
         if key in first_with and check.message:
-            headline = HEADLINES.get(check.cause or "check_error", "the same failure")
-            check.message = f"{headline}: the same failure as in {first_with[key]}, above."
+            check.message = _("{headline}: the same failure as in {name}, above.").format(
+                headline=headline(check.cause, N_("the same failure")), name=first_with[key])
         else:
             first_with.setdefault(key, check.name)
 

@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from course.i18n import _
 from course.grader.gradescope import VISIBILITIES
 from course.engine.isolation import TIERS
 
@@ -29,58 +30,58 @@ GRADESCOPE_RESULTS = Path("/autograder/results/results.json")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = (
+    parser.epilog = _(
         "A class folder holds one folder or archive (.zip, .tar, .tar.gz) per learner, each with\n"
         "their exercises/ files. Outputs in --out: report.json, gradebook.csv, junit.xml,\n"
         "feedback/<learner>.txt and submissions/<learner>.json (one per finished submission).\n"
-        "Isolation of graded code, strongest first: " + " > ".join(TIERS) + "."
-    )
+        "Isolation of graded code, strongest first: {tiers}."
+    ).format(tiers=" > ".join(TIERS))
     parser.add_argument("class_dir", nargs="*", metavar="CLASS_DIR",
-                        help="folder with one sub-folder or archive per submission; "
-                             "or `merge DIR...`: the shards' output folders")
+                        help=_("folder with one sub-folder or archive per submission; "
+                             "or `merge DIR...`: the shards' output folders"))
     parser.add_argument("--shard", metavar="K/N",
-                        help="grade only shard K of N (1 <= K <= N): a fixed part of the class, chosen by learner id")
-    parser.add_argument("--out", type=Path, help="folder for the reports (required unless --gradescope)")
-    parser.add_argument("--exercises", help="comma-separated exercise names to grade (default: all)")
+                        help=_("grade only shard K of N (1 <= K <= N): a fixed part of the class, chosen by learner id"))
+    parser.add_argument("--out", type=Path, help=_("folder for the reports (required unless --gradescope)"))
+    parser.add_argument("--exercises", help=_("comma-separated exercise names to grade (default: all)"))
     parser.add_argument("--checks", action="append", type=Path, default=[], metavar="DIR",
-                        help="extra hidden checks (test_<exercise>*.py) kept outside the course; repeatable")
+                        help=_("extra hidden checks (test_<exercise>*.py) kept outside the course; repeatable"))
     parser.add_argument("--points", type=Path, metavar="FILE",
-                        help="TOML with [exercises] points and [checks] weights")
+                        help=_("TOML with [exercises] points and [checks] weights"))
     parser.add_argument("--partial", action="store_true",
-                        help="split each exercise's points over its checks (default: all or nothing)")
-    parser.add_argument("--jobs", type=int, default=0, help="submissions graded at once (default: CPU cores)")
-    parser.add_argument("--seed", type=int, help="run seed; each check's seed derives from it (default: random)")
+                        help=_("split each exercise's points over its checks (default: all or nothing)"))
+    parser.add_argument("--jobs", type=int, default=0, help=_("submissions graded at once (default: CPU cores)"))
+    parser.add_argument("--seed", type=int, help=_("run seed; each check's seed derives from it (default: random)"))
     parser.add_argument("--resume", action="store_true",
-                        help="continue an interrupted run in --out, skipping finished submissions")
+                        help=_("continue an interrupted run in --out, skipping finished submissions"))
     parser.add_argument("--isolation", choices=("auto", *TIERS), default="auto",
-                        help="sandbox for graded code (default: the strongest that works here)")
+                        help=_("sandbox for graded code (default: the strongest that works here)"))
     parser.add_argument("--i-understand", action="store_true", dest="i_understand",
-                        help="allow isolation that is not a sandbox (uid, process): graded code can then read "
-                             "the course and the class folder, use the network and outlive its checks")
-    parser.add_argument("--memory-mb", type=int, help="memory limit per learner child, in MiB")
+                        help=_("allow isolation that is not a sandbox (uid, process): graded code can then read "
+                             "the course and the class folder, use the network and outlive its checks"))
+    parser.add_argument("--memory-mb", type=int, help=_("memory limit per learner child, in MiB"))
     parser.add_argument("--submission-timeout", type=float, metavar="SECONDS",
-                        help="total time limit per submission (default: 60 + 2 x the exercises' limits)")
+                        help=_("total time limit per submission (default: 60 + 2 x the exercises' limits)"))
     parser.add_argument("--worker-max-mb", type=int, metavar="MiB",
-                        help="replace a grading worker after a submission once it holds this much memory "
-                             "(default 1024; 0: never)")
+                        help=_("replace a grading worker after a submission once it holds this much memory "
+                             "(default 1024; 0: never)"))
     parser.add_argument("--worker-max-submissions", type=int, metavar="N",
-                        help="replace a grading worker after N submissions (default: only by memory)")
-    parser.add_argument("--quiet", action="store_true", help="no progress or table, only errors")
-    parser.add_argument("--json", action="store_true", help="print the JSON report on stdout")
+                        help=_("replace a grading worker after N submissions (default: only by memory)"))
+    parser.add_argument("--quiet", action="store_true", help=_("no progress or table, only errors"))
+    parser.add_argument("--json", action="store_true", help=_("print the JSON report on stdout"))
     parser.add_argument("--gradescope", action="store_true",
-                        help="grade the one submission in Gradescope's autograder container")
+                        help=_("grade the one submission in Gradescope's autograder container"))
     parser.add_argument("--submission", type=Path, default=GRADESCOPE_SUBMISSION,
-                        help=f"with --gradescope: the submission folder (default {GRADESCOPE_SUBMISSION})")
+                        help=_("with --gradescope: the submission folder (default {path})").format(path=GRADESCOPE_SUBMISSION))
     parser.add_argument("--results", type=Path, default=GRADESCOPE_RESULTS,
-                        help=f"with --gradescope: where results.json goes (default {GRADESCOPE_RESULTS})")
+                        help=_("with --gradescope: where results.json goes (default {path})").format(path=GRADESCOPE_RESULTS))
     parser.add_argument("--visibility", choices=VISIBILITIES, default="visible",
-                        help="Gradescope visibility of the tests (default visible)")
+                        help=_("Gradescope visibility of the tests (default visible)"))
     parser.add_argument("--bundle", choices=("gradescope", "github-classroom"),
-                        help="write an autograder zip (gradescope) or a workflow and grading kit "
-                             "(github-classroom) instead of grading")
+                        help=_("write an autograder zip (gradescope) or a workflow and grading kit "
+                             "(github-classroom) instead of grading"))
     parser.add_argument("--kit-repo", metavar="OWNER/NAME",
-                        help="with --bundle github-classroom: the private repository the workflow fetches "
-                             "the grading kit from (default: the JAXLINGS_KIT_REPO variable of the organisation)")
+                        help=_("with --bundle github-classroom: the private repository the workflow fetches "
+                             "the grading kit from (default: the JAXLINGS_KIT_REPO variable of the organisation)"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
         if positional[:1] == ["merge"]:
             return _merge(args, [Path(p) for p in positional[1:]])
         if len(positional) > 1:
-            raise GradeError(f"give one class folder, not {len(positional)} (to join shards: jaxlings grade merge DIR...)")
+            raise GradeError(_("give one class folder, not {n} (to join shards: jaxlings grade merge DIR...)").format(
+                n=len(positional)))
         args.class_dir = Path(positional[0]) if positional else None
         if args.bundle:
             return _bundle(args)
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             return _gradescope(args)
         return _grade_class(args)
     except GradeError as exc:
-        print(f"jaxlings grade: {exc}", file=sys.stderr)
+        print(_("jaxlings grade: {error}").format(error=exc), file=sys.stderr)
         return 2
 
 
@@ -113,13 +115,13 @@ def _options(args, **overrides):
     from course.grader.batch import GradeError, Options
 
     if args.jobs < 0:
-        raise GradeError("--jobs must be 1 or more (0 means one per CPU core)")
+        raise GradeError(_("--jobs must be 1 or more (0 means one per CPU core)"))
     if args.memory_mb is not None and args.memory_mb < 64:
-        raise GradeError("--memory-mb must be at least 64")
+        raise GradeError(_("--memory-mb must be at least 64"))
     if args.points is not None and not args.points.is_file():
-        raise GradeError(f"--points {args.points}: no such file")
+        raise GradeError(_("--points {file}: no such file").format(file=args.points))
     if (args.worker_max_mb or 0) < 0 or (args.worker_max_submissions or 0) < 0:
-        raise GradeError("--worker-max-mb and --worker-max-submissions must be 0 or more")
+        raise GradeError(_("--worker-max-mb and --worker-max-submissions must be 0 or more"))
     recycle = {k: v for k, v in (("rss_mb", args.worker_max_mb), ("submissions", args.worker_max_submissions))
                if v is not None}
     fields = dict(recycle=recycle or None, shard=_shard(args.shard), class_dir=args.class_dir, out_dir=args.out, exercises=_exercises(args), checks_dirs=args.checks,
@@ -142,7 +144,7 @@ def _shard(text: str | None) -> tuple[int, int] | None:
     except ValueError:
         index = count = 0
     if not sep or not 1 <= index <= count:
-        raise GradeError(f"--shard {text}: give K/N with 1 <= K <= N, e.g. --shard 2/8")
+        raise GradeError(_("--shard {value}: give K/N with 1 <= K <= N, e.g. --shard 2/8").format(value=text))
     return index, count
 
 
@@ -151,7 +153,7 @@ def _merge(args, dirs: list[Path]) -> int:
     from course.grader.merge import merge
 
     if args.out is None:
-        raise GradeError("grade merge: give --out DIR for the merged reports")
+        raise GradeError(_("grade merge: give --out DIR for the merged reports"))
     outcome = merge(dirs, args.out)
     if args.json:
         sys.stdout.write((args.out / "report.json").read_text())
@@ -164,17 +166,17 @@ def _grade_class(args) -> int:
     from course.grader.batch import GradeError, grade, print_summary
 
     if args.class_dir is None:
-        raise GradeError("give the class folder: jaxlings grade CLASS_DIR --out DIR")
+        raise GradeError(_("give the class folder: jaxlings grade CLASS_DIR --out DIR"))
     if args.out is None:
-        raise GradeError("give --out DIR for the reports")
+        raise GradeError(_("give --out DIR for the reports"))
     outcome = grade(_options(args))
     if args.json:
         sys.stdout.write((args.out / "report.json").read_text())
     elif not args.quiet:
         print_summary(outcome, args.out)
     if outcome.interrupted:
-        print(f"Interrupted: finished submissions are kept; continue with --resume --out {args.out}",
-              file=sys.stderr)
+        print(_("Interrupted: finished submissions are kept; continue with --resume --out {folder}").format(
+            folder=args.out), file=sys.stderr)
         return 130
     return 0
 
@@ -187,7 +189,7 @@ def _gradescope(args) -> int:
     from course.grader.reports import write_atomic
 
     if not args.submission.is_dir():
-        raise GradeError(f"--gradescope: no submission folder at {args.submission}")
+        raise GradeError(_("--gradescope: no submission folder at {folder}").format(folder=args.submission))
     out = args.out or Path(tempfile.mkdtemp(prefix="jaxlings-gradescope-"))
     limit = container_memory_mb()
     note = ""
@@ -208,15 +210,15 @@ def _gradescope(args) -> int:
                     prestart=limit is None or limit >= PRESTART_MB)
     outcome = grade(opts)
     if not outcome.submissions:
-        raise GradeError("the submission could not be graded")
+        raise GradeError(_("the submission could not be graded"))
     sub = outcome.submissions[0]
     if note:
         sub["notes"] = [note, *sub.get("notes", [])]
     text = results_json(sub, secrets, visibility=args.visibility, partial=outcome.run["partial"])
     write_atomic(args.results, text)
     if not args.quiet:
-        print(f"Score {sub['total']} / {sub['max_total']}; "
-              f"isolation: {outcome.run['isolation']['tier']}; wrote {args.results}")
+        print(_("Score {total} / {max_total}; isolation: {tier}; wrote {path}").format(
+            total=sub["total"], max_total=sub["max_total"], tier=outcome.run["isolation"]["tier"], path=args.results))
     return 130 if outcome.interrupted else 0
 
 
@@ -225,20 +227,20 @@ def _bundle(args) -> int:
     from course.grader.bundle import BundleError, write_bundle
 
     if args.out is None:
-        raise GradeError("give --out DIR for the bundle")
+        raise GradeError(_("give --out DIR for the bundle"))
     if args.bundle == "github-classroom":
         return _classroom(args)
     for d in args.checks:
         if not d.is_dir():
-            raise GradeError(f"--checks {d}: not a folder")
+            raise GradeError(_("--checks {folder}: not a folder").format(folder=d))
     if args.points is not None and not args.points.is_file():
-        raise GradeError(f"--points {args.points}: no such file")
+        raise GradeError(_("--points {file}: no such file").format(file=args.points))
     try:
         target = write_bundle(args.out, exercises=_exercises(args), checks_dirs=args.checks,
                               points_file=args.points, partial=args.partial, visibility=args.visibility)
     except BundleError as exc:
         raise GradeError(str(exc)) from None
-    print(f"Wrote {target}: upload it as the assignment's autograder on Gradescope.")
+    print(_("Wrote {path}: upload it as the assignment's autograder on Gradescope.").format(path=target))
     return 0
 
 
@@ -249,18 +251,19 @@ def _classroom(args) -> int:
 
     for d in args.checks:
         if not d.is_dir():
-            raise GradeError(f"--checks {d}: not a folder")
+            raise GradeError(_("--checks {folder}: not a folder").format(folder=d))
     if args.points is not None and not args.points.is_file():
-        raise GradeError(f"--points {args.points}: no such file")
+        raise GradeError(_("--points {file}: no such file").format(file=args.points))
     if args.partial:
-        raise GradeError("--partial: GitHub Classroom's command grader gives a step all of its points or none")
+        raise GradeError(_("--partial: GitHub Classroom's command grader gives a step all of its points or none"))
     try:
         workflow, kit = write_classroom(args.out, exercises=_exercises(args), checks_dirs=args.checks,
                                         points_file=args.points, kit_repo=args.kit_repo)
     except BundleError as exc:
         raise GradeError(str(exc)) from None
-    print(f"Wrote {workflow}: add it to the assignment's template repository.\n"
-          f"Wrote {kit}: push it to a PRIVATE repository"
-          f"{' (' + args.kit_repo + ')' if args.kit_repo else ' and name it in the JAXLINGS_KIT_REPO variable'}; "
-          "give the organisation a read-only JAXLINGS_KIT_TOKEN secret for it. See docs/grading.md.")
+    where = (_("a PRIVATE repository ({repo})").format(repo=args.kit_repo) if args.kit_repo
+             else _("a PRIVATE repository and name it in the JAXLINGS_KIT_REPO variable"))
+    print(_("Wrote {workflow}: add it to the assignment's template repository.\n"
+            "Wrote {kit}: push it to {where}; give the organisation a read-only JAXLINGS_KIT_TOKEN secret "
+            "for it. See docs/grading.md.").format(workflow=workflow, kit=kit, where=where))
     return 0

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from course.grader import safe
 from course.grader.reports import CAUSE_TEXT, fmt_points
+from course.i18n import _
 
 
 class Live:
@@ -22,8 +23,8 @@ class Live:
             TextColumn("{task.fields[latest]}"), TimeElapsedColumn(),
             console=self.console, disable=quiet, transient=False,
         )
-        self.checks = self.progress.add_task("exercises", total=total_exercises, latest="")
-        self.subs = self.progress.add_task("submissions", total=total_submissions, latest="")
+        self.checks = self.progress.add_task(escape(_("exercises")), total=total_exercises, latest="")
+        self.subs = self.progress.add_task(escape(_("submissions")), total=total_submissions, latest="")
         # Without a terminal (a batch job's log, a pipe) a bar is never drawn: one line per submission instead.
         self.lines = not quiet and not self.console.is_terminal
         self.done, self.total = 0, total_submissions
@@ -38,7 +39,7 @@ class Live:
     def event(self, msg: dict) -> None:
         if msg.get("event") == "exercise":
             r = msg["result"]
-            mark = "pass" if r["passed"] else CAUSE_TEXT.get(r["cause"], "fail")
+            mark = _("pass") if r["passed"] else _(CAUSE_TEXT.get(r["cause"], "fail"))
             self.progress.update(self.checks, advance=1, latest=_cell(f"{msg['submission']}/{msg['exercise']}: {mark}"))
 
     def say(self, text: str) -> None:
@@ -48,8 +49,9 @@ class Live:
     def submission_done(self, result: dict, exercises_left: int) -> None:
         self.done += 1
         if self.lines:
-            self.console.print(_cell(f"graded {self.done}/{self.total}: {result['id']} "
-                                     f"{fmt_points(result['total'])}/{fmt_points(result['max_total'])}"),
+            self.console.print(_cell(_("graded {done}/{total}: {id} {points}/{max_points}").format(
+                done=self.done, total=self.total, id=result["id"], points=fmt_points(result["total"]),
+                max_points=fmt_points(result["max_total"]))),
                                highlight=False, soft_wrap=True)
         # Exercises settled without an `exercise` event (a killed worker) still count.
         self.progress.update(self.checks, advance=exercises_left)
@@ -60,31 +62,32 @@ class Live:
 def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Console | None = None,
                   ignored: list[str] = ()) -> None:
     console = console or Console()
-    table = Table(title="Grades", show_lines=False)
-    table.add_column("submission", no_wrap=True)
-    table.add_column("score", justify="right")
-    table.add_column("passed", justify="right")
-    table.add_column("not passed (why)")
+    table = Table(title=_("Grades"), show_lines=False)
+    table.add_column(_("submission"), no_wrap=True)
+    table.add_column(_("score"), justify="right")
+    table.add_column(_("passed"), justify="right")
+    table.add_column(_("not passed (why)"))
     for sub in safe.clean(submissions):
         exs = sub["exercises"].values()
         passed = sum(e["passed"] for e in exs)
-        bad = [f"{e['exercise']} ({CAUSE_TEXT.get(e['cause'], e['cause'])})" for e in exs if not e["passed"]]
-        shown = ", ".join(bad[:4]) + (f", +{len(bad) - 4} more" if len(bad) > 4 else "")
+        bad = [f"{e['exercise']} ({_(CAUSE_TEXT.get(e['cause'], e['cause']))})" for e in exs if not e["passed"]]
+        shown = ", ".join(bad[:4]) + (_(", +{n} more").format(n=len(bad) - 4) if len(bad) > 4 else "")
         if sub["status"] != "graded":
             shown = f"[{sub['status']}] " + shown
         table.add_row(_cell(sub["id"]), f"{fmt_points(sub['total'])}/{fmt_points(sub['max_total'])}",
                       f"{passed}/{len(sub['exercises'])}", _cell(shown))
     console.print(table)
     g = isolation["guarantees"]
-    console.print(f"Isolation in force: [bold]{isolation['tier']}[/bold] "
-                  f"(network off: {_yn(g['network_off'])}, solutions hidden: {_yn(g['solutions_hidden'])}, "
-                  f"other submissions hidden: {_yn(g['other_submissions_hidden'])}, "
-                  f"unprivileged: {_yn(g['unprivileged'])})")
+    console.print(_("Isolation in force: [bold]{tier}[/bold] (network off: {network}, solutions hidden: "
+                    "{solutions}, other submissions hidden: {others}, unprivileged: {unprivileged})").format(
+        tier=escape(isolation["tier"]), network=_yn(g["network_off"]), solutions=_yn(g["solutions_hidden"]),
+        others=_yn(g["other_submissions_hidden"]), unprivileged=_yn(g["unprivileged"])))
     for why in isolation.get("passed_over", []):
-        console.print(f"  stronger isolation not used: {why}")
+        console.print("  " + _("stronger isolation not used: {why}").format(why=escape(str(why))))
     for entry in ignored:
-        console.print(f"  not a submission, left out: {_cell(entry)}")
-    console.print(f"Reports in {out_dir}: report.json, gradebook.csv, junit.xml, feedback/")
+        console.print("  " + _("not a submission, left out: {entry}").format(entry=_cell(entry)))
+    console.print(_("Reports in {folder}: report.json, gradebook.csv, junit.xml, feedback/").format(
+        folder=escape(str(out_dir))))
 
 
 def _cell(value) -> str:
@@ -93,4 +96,4 @@ def _cell(value) -> str:
 
 
 def _yn(flag: bool) -> str:
-    return "yes" if flag else "[red]no[/red]"
+    return _("yes") if flag else "[red]" + _("no") + "[/red]"

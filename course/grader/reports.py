@@ -17,27 +17,29 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from course.grader import safe
+from course.i18n import N_
 
 # Causes that mean "the code ran and gave a wrong answer" are JUnit failures;
 # the rest (it crashed, hung, ran out of memory, or the check broke) are errors.
 FAILURE_CAUSES = {"wrong_result", "no_result", "not_plain_data", "missing_name", "signature", "not_submitted"}
+# In English in the reports and feedback files; the console translates them where it shows them.
 CAUSE_TEXT = {
-    "syntax_error": "syntax error",
-    "import_error": "import failed",
-    "missing_name": "a required name is missing",
-    "signature": "wrong function signature",
-    "exception": "raised an exception",
-    "timeout": "ran out of time",
-    "out_of_memory": "ran out of memory",
-    "crash": "crashed",
-    "exit": "exited instead of returning",
-    "not_plain_data": "returned something that is not plain data",
-    "wrong_result": "wrong result",
-    "no_result": "no result",
-    "check_error": "the check itself failed (not your fault)",
-    "not_submitted": "not submitted",
-    "grader_error": "the grader failed (not your fault)",
-    "not_reached": "not reached: grading stopped before this exercise",
+    "syntax_error": N_("syntax error"),
+    "import_error": N_("import failed"),
+    "missing_name": N_("a required name is missing"),
+    "signature": N_("wrong function signature"),
+    "exception": N_("raised an exception"),
+    "timeout": N_("ran out of time"),
+    "out_of_memory": N_("ran out of memory"),
+    "crash": N_("crashed"),
+    "exit": N_("exited instead of returning"),
+    "not_plain_data": N_("returned something that is not plain data"),
+    "wrong_result": N_("wrong result"),
+    "no_result": N_("no result"),
+    "check_error": N_("the check itself failed (not your fault)"),
+    "not_submitted": N_("not submitted"),
+    "grader_error": N_("the grader failed (not your fault)"),
+    "not_reached": N_("not reached: grading stopped before this exercise"),
 }
 _GRADER_SIDE = {"check_error", "grader_error"}
 MAX_MESSAGE = 2000

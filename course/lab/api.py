@@ -26,6 +26,7 @@ from importlib import metadata
 
 import numpy as np
 
+from course.i18n import _
 from course.lab.context import Cancelled, TrainContext
 from course.lab.numbers import SPEEDUP_BASIS, speedup
 from course.lab.variants import REGISTRY, load
@@ -68,21 +69,25 @@ class LabConfig:
     def validate(self) -> None:
         unknown = [v for v in self.variants if v not in VARIANTS]
         if unknown:
-            raise LabConfigError(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+            raise LabConfigError(_("unknown variant(s) {unknown}; choose from {known}").format(
+                unknown=", ".join(unknown), known=", ".join(VARIANTS)))
         if not self.variants:
-            raise LabConfigError("no variant chosen")
+            raise LabConfigError(_("no variant chosen"))
         if len(set(self.variants)) != len(self.variants):
-            raise LabConfigError("a variant is listed twice")
+            raise LabConfigError(_("a variant is listed twice"))
         for name, value in [("epochs", self.epochs), ("batch_size", self.batch_size), ("hidden", self.hidden)]:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise LabConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+                raise LabConfigError(_("{name} must be a whole number of at least 1, got {value!r}").format(
+                    name=name, value=value))
         if not (isinstance(self.learning_rate, (int, float)) and 0 < self.learning_rate < 10):
-            raise LabConfigError(f"learning_rate must be a positive number, got {self.learning_rate!r}")
+            raise LabConfigError(_("learning_rate must be a positive number, got {value!r}").format(
+                value=self.learning_rate))
         for variant, n in self.epochs_per_variant.items():
             if variant not in VARIANTS:
-                raise LabConfigError(f"epochs given for unknown variant {variant!r}")
+                raise LabConfigError(_("epochs given for unknown variant {variant!r}").format(variant=variant))
             if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= self.epochs:
-                raise LabConfigError(f"epochs for {variant} must be between 1 and {self.epochs}, got {n!r}")
+                raise LabConfigError(_("epochs for {variant} must be between 1 and {epochs}, got {n!r}").format(
+                    variant=variant, epochs=self.epochs, n=n))
 
 
 @dataclass
@@ -258,7 +263,8 @@ def run_lab(
     config.validate()
     split = load_titanic(config.data_path, seed=config.seed)
     if split.n_train < config.batch_size:
-        raise LabConfigError(f"batch_size {config.batch_size} is larger than the {split.n_train} training passengers")
+        raise LabConfigError(_("batch_size {batch} is larger than the {n} training passengers").format(
+            batch=config.batch_size, n=split.n_train))
     hardware = hardware or detect_hardware()
     _warm_up(config)
     report = LabReport(

@@ -13,6 +13,9 @@ import sys
 import threading
 from pathlib import Path
 
+from rich.markup import escape
+
+from course.i18n import _
 from course.lab.api import NNX_EAGER_S_PER_EPOCH_CPU, VARIANTS, LabConfig, LabConfigError
 from course.lab.numbers import EXTRAPOLATED
 
@@ -20,22 +23,25 @@ DEFAULT_EAGER_EPOCHS = 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
+    parser.description = _(
         "Train the article's Titanic model (MLP 9→64→1, Adam 1e-3, batch 32) in PyTorch and in JAX, "
         "with and without jit, on this machine's hardware, and compare time and accuracy."
     )
-    parser.epilog = "Variants: " + "; ".join(f"{k} = {v}" for k, v in VARIANTS.items())
+    parser.epilog = _("Variants: {variants}").format(variants="; ".join(f"{k} = {v}" for k, v in VARIANTS.items()))
     parser.add_argument("--variants", default=",".join(VARIANTS),
-                        help="comma-separated variants to run, in order (default: all)")
-    parser.add_argument("--epochs", type=int, default=500, help="epochs per variant (default: 500, as in the article)")
+                        help=_("comma-separated variants to run, in order (default: all)"))
+    parser.add_argument("--epochs", type=int, default=500,
+                        help=_("epochs per variant (default: 500, as in the article)"))
     parser.add_argument("--eager-epochs", type=int, default=None, metavar="N",
-                        help=f"epochs for the slow NNX eager variant (default: {DEFAULT_EAGER_EPOCHS}, or --epochs "
-                        f"if smaller); its full-run time is then extrapolated and marked {EXTRAPOLATED}")
-    parser.add_argument("--batch-size", type=int, default=32, help="batch size (default: 32)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the split, init and shuffling (default: 0)")
-    parser.add_argument("--data", metavar="PATH", help="a Kaggle train.csv or titanic3 file (default: the bundled list)")
-    parser.add_argument("--json", metavar="PATH", help="also write every number, versions and device as JSON")
-    parser.add_argument("--no-plot", action="store_true", help="skip the loss plot")
+                        help=_("epochs for the slow NNX eager variant (default: {default}, or --epochs if smaller); "
+                               "its full-run time is then extrapolated and marked {mark}").format(
+                            default=DEFAULT_EAGER_EPOCHS, mark=EXTRAPOLATED))
+    parser.add_argument("--batch-size", type=int, default=32, help=_("batch size (default: 32)"))
+    parser.add_argument("--seed", type=int, default=0, help=_("seed for the split, init and shuffling (default: 0)"))
+    parser.add_argument("--data", metavar="PATH",
+                        help=_("a Kaggle train.csv or titanic3 file (default: the bundled list)"))
+    parser.add_argument("--json", metavar="PATH", help=_("also write every number, versions and device as JSON"))
+    parser.add_argument("--no-plot", action="store_true", help=_("skip the loss plot"))
 
 
 def build_config(args: argparse.Namespace) -> LabConfig:
@@ -73,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
             err.print(f"[red]jaxlings train:[/red] {exc}")
             return 2
     if args.json and not Path(args.json).resolve().parent.is_dir():
-        err.print(f"[red]jaxlings train:[/red] cannot write --json {args.json}: its folder does not exist")
+        err.print("[red]jaxlings train:[/red] " + _("cannot write --json {path}: its folder does not exist").format(
+            path=escape(args.json)))
         return 2
 
     from course.lab.api import detect_hardware, run_lab
@@ -83,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     restore = _stop_on_ctrl_c(cancel, err)
     try:
         hardware = detect_hardware()
-        err.print(f"Running on: {hardware.summary}")
+        err.print(_("Running on: {hardware}").format(hardware=escape(hardware.summary)))
         _warn_about_eager(config, hardware, err)
         with _LiveProgress(err) as progress:
             report = run_lab(config, on_progress=progress.update, cancel=cancel, hardware=hardware,
@@ -97,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     _print_report(report, out, plot=not args.no_plot)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
-        err.print(f"Wrote {args.json}")
+        err.print(_("Wrote {path}").format(path=escape(args.json)))
     if report.cancelled:
         return 130
     return 1 if report.failed else 0
@@ -108,14 +115,15 @@ def _warn_about_eager(config: LabConfig, hardware, err) -> None:
         return
     eager = config.epochs_for("nnx_eager")
     full = _duration(NNX_EAGER_S_PER_EPOCH_CPU * config.epochs)
-    where = "on a 2-core CPU" if hardware.jax_platform == "cpu" else "on a 2-core CPU (this accelerator may differ)"
+    where = _("on a 2-core CPU") if hardware.jax_platform == "cpu" else _("on a 2-core CPU (this accelerator may differ)")
     if eager < config.epochs:
-        err.print(f"NNX eager (no jit) takes ~{NNX_EAGER_S_PER_EPOCH_CPU} s per epoch {where}: {config.epochs} "
-                  f"epochs would take ~{full}. Running it for {eager} epochs and extrapolating "
-                  f"(marked {EXTRAPOLATED}); use --eager-epochs {config.epochs} for the full run.")
+        err.print(_("NNX eager (no jit) takes ~{seconds} s per epoch {where}: {epochs} epochs would take ~{full}. "
+                    "Running it for {eager} epochs and extrapolating (marked {mark}); use --eager-epochs {epochs} "
+                    "for the full run.").format(seconds=NNX_EAGER_S_PER_EPOCH_CPU, where=where, epochs=config.epochs,
+                                                full=full, eager=eager, mark=EXTRAPOLATED))
     elif NNX_EAGER_S_PER_EPOCH_CPU * eager > 60:
-        err.print(f"NNX eager (no jit) will take ~{full} for {eager} epochs {where}. "
-                  "Ctrl-C stops and still shows what finished.")
+        err.print(_("NNX eager (no jit) will take ~{full} for {eager} epochs {where}. "
+                    "Ctrl-C stops and still shows what finished.").format(full=full, eager=eager, where=where))
 
 
 def _duration(seconds: float) -> str:
@@ -132,7 +140,7 @@ def _stop_on_ctrl_c(cancel: threading.Event, err):
         if cancel.is_set():
             raise KeyboardInterrupt
         cancel.set()
-        err.print("\n[yellow]Stopping after the current batch… (Ctrl-C again to abort)[/yellow]")
+        err.print("\n[yellow]" + _("Stopping after the current batch… (Ctrl-C again to abort)") + "[/yellow]")
 
     signal.signal(signal.SIGINT, handler)
     return lambda: signal.signal(signal.SIGINT, previous)
@@ -162,7 +170,7 @@ class _LiveProgress:
 
     def start(self, variant: str, epochs: int) -> None:
         if self._log is not None:
-            self._log.print(f"Training {variant}: {epochs} epochs")
+            self._log.print(_("Training {variant}: {epochs} epochs").format(variant=variant, epochs=epochs))
         self._task(variant, epochs)
 
     def _task(self, variant: str, epochs: int) -> int:
@@ -180,7 +188,7 @@ def _print_report(report, out, *, plot: bool) -> None:
     from course.lab.render import loss_plot, notes, results_tables
 
     out.print()
-    out.print(f"Hardware: {report.hardware.summary}")
+    out.print(_("Hardware: {hardware}").format(hardware=escape(report.hardware.summary)))
     for table in results_tables(report):
         out.print(table)
     for line in notes(report):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-SPEEDUP_BASIS = "ratio of steady-state ms per epoch (after the first, compiling step)"
+SPEEDUP_BASIS = "ratio of steady-state ms per epoch (after the first, compiling step)"  # stays English in JSON
 # The one mark for a figure that was not measured but extrapolated.
 EXTRAPOLATED = "*"
 MISSING = "-"
@@ -54,7 +54,9 @@ def fmt_ms(ms: float | None) -> str:
 
 
 def extrapolation_legend(ran: int, epochs: int) -> str:
-    return f"{EXTRAPOLATED} extrapolated from {ran} epochs to {epochs}"
+    from course.i18n import _
+
+    return _("{mark} extrapolated from {ran} epochs to {epochs}").format(mark=EXTRAPOLATED, ran=ran, epochs=epochs)
 
 
 def legend_lines(extrapolated: list[tuple[str, int]], epochs: int, *, app: bool = False) -> list[str]:
@@ -62,16 +64,21 @@ def legend_lines(extrapolated: list[tuple[str, int]], epochs: int, *, app: bool 
 
     `extrapolated` lists (variant, epochs it ran) for each extrapolated result.
     """
-    full = "Full run s" if not app else "Full run"
-    compile_ = "Compile s" if not app else "Compile"
+    from course.i18n import _
+
+    full = _("Full run s") if not app else _("Full run")
+    compile_ = _("Compile s") if not app else _("Compile")
     lines = [
-        f"×NNX eager, ×PyTorch: times faster than that baseline, the {SPEEDUP_BASIS}.",
-        f"{compile_}: trace + compile of the first step (empty for eager variants, which compile nothing). "
-        f"ms/epoch: steady state, after the first step. {full}: init + first step + every epoch.",
+        _("×NNX eager, ×PyTorch: times faster than that baseline, the {basis}.").format(
+            basis=_("ratio of steady-state ms per epoch (after the first, compiling step)")),
+        _("{compile}: trace + compile of the first step (empty for eager variants, which compile nothing). "
+          "ms/epoch: steady state, after the first step. {full}: init + first step + every epoch.").format(
+            compile=compile_, full=full),
     ]
     for variant, ran in extrapolated:
-        lines.append(f"{extrapolation_legend(ran, epochs)} ({variant}: its full run from the measured "
-                     f"ms/epoch; its loss and accuracy are after {ran} epochs).")
+        lines.append(_("{legend} ({variant}: its full run from the measured ms/epoch; its loss and accuracy "
+                       "are after {ran} epochs).").format(legend=extrapolation_legend(ran, epochs),
+                                                         variant=variant, ran=ran))
     return lines
 
 

@@ -6,6 +6,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from course.i18n import _
 from course.lab.api import LabReport, VariantResult
 from course.lab.numbers import EXTRAPOLATED, MISSING, fmt_ms, fmt_speedup, legend_lines, plot_legend, plot_marker
 
@@ -15,7 +16,8 @@ def _num(value: float | None, fmt: str) -> str:
 
 
 def _status(r: VariantResult) -> str:
-    return f"[red]{r.status}[/red]" if r.status == "failed" else f"[yellow]{r.status}[/yellow]"
+    status = {"failed": _("failed"), "cancelled": _("cancelled")}.get(r.status, r.status)
+    return f"[red]{status}[/red]" if r.status == "failed" else f"[yellow]{status}[/yellow]"
 
 
 def results_tables(report: LabReport) -> list[Table]:
@@ -24,10 +26,11 @@ def results_tables(report: LabReport) -> list[Table]:
 
 
 def speed_table(report: LabReport) -> Table:
-    table = Table(title=f"Speed: Titanic MLP, {report.config.epochs} epochs, batch {report.config.batch_size}",
+    table = Table(title=_("Speed: Titanic MLP, {epochs} epochs, batch {batch}").format(
+        epochs=report.config.epochs, batch=report.config.batch_size),
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("Variant", no_wrap=True)
-    for header in ("Compile s", "ms/epoch", "Full run s", "×NNX eager", "×PyTorch"):
+    table.add_column(_("Variant"), no_wrap=True)
+    for header in (_("Compile s"), "ms/epoch", _("Full run s"), "×NNX eager", "×PyTorch"):
         table.add_column(header, justify="right", no_wrap=True)
     for r in report.results:
         if r.status != "ok":
@@ -43,10 +46,10 @@ def speed_table(report: LabReport) -> Table:
 
 
 def outcome_table(report: LabReport) -> Table:
-    table = Table(title="Training", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("Variant", no_wrap=True)
-    table.add_column("Input")
-    for header in ("Epochs", "steps/s", "Loss", "Acc"):
+    table = Table(title=_("Training"), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column(_("Variant"), no_wrap=True)
+    table.add_column(_("Input"))
+    for header in (_("Epochs"), "steps/s", _("Loss"), _("Acc")):
         table.add_column(header, justify="right", no_wrap=True)
     for r in report.results:
         epochs = f"{len(r.losses)}/{r.epochs}" if r.status != "ok" else (
@@ -63,18 +66,19 @@ def legend(report: LabReport) -> list[str]:
 
 def notes(report: LabReport) -> list[str]:
     lines = [
-        "Variants: " + "; ".join(f"{r.variant} = {r.label}" for r in report.results) + ".",
-        f"Batches: {report.steps_per_epoch} of {report.config.batch_size} per epoch; the ragged last "
-        f"{report.dropped_per_epoch} of {report.n_train} passengers are dropped in every variant "
-        "(one batch shape, one compile) and the data is reshuffled each epoch.",
+        _("Variants: {variants}.").format(variants="; ".join(f"{r.variant} = {r.label}" for r in report.results)),
+        _("Batches: {steps} of {batch} per epoch; the ragged last {dropped} of {n} passengers are dropped in "
+          "every variant (one batch shape, one compile) and the data is reshuffled each epoch.").format(
+            steps=report.steps_per_epoch, batch=report.config.batch_size, dropped=report.dropped_per_epoch,
+            n=report.n_train),
     ]
     lines += legend(report)
     if any(r.variant == "torch_eager" for r in report.results) and report.hardware.torch_device == "cpu":
-        lines.append("PyTorch runs on 1 CPU thread: in one process with JAX's CPU runtime, more threads "
-                     "contend for the cores and slow this tiny model down.")
+        lines.append(_("PyTorch runs on 1 CPU thread: in one process with JAX's CPU runtime, more threads "
+                       "contend for the cores and slow this tiny model down."))
     for r in report.results:
         if r.status == "failed":
-            lines.append(f"[red]{r.label} failed:[/red] {escape(r.error or '')}")
+            lines.append("[red]" + _("{label} failed:").format(label=escape(r.label)) + f"[/red] {escape(r.error or '')}")
         elif r.status == "cancelled":
             lines.append(f"[yellow]{r.label}:[/yellow] {escape(r.error or '')}")
     return lines
@@ -97,6 +101,8 @@ def loss_plot(results: list[VariantResult], width: int, height: int = 18, *, col
     plt.theme("clear")
     for i, r in enumerate(shown):
         plt.plot(list(range(1, len(r.losses) + 1)), r.losses, marker=plot_marker(r.variant, i))
+    # English on purpose: plotext lays out one character per cell, and a double-width
+    # Japanese title would shift the plot's frame.
     plt.title("Training loss per epoch")
     plt.xlabel("epoch")
     text = plt.build()
