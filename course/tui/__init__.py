@@ -3,3 +3,7 @@
 from course import linebreak
 
 linebreak.install(textual=True)  # Japanese lines break between characters, as they do in print
+
+from course.tui import measure  # noqa: E402
+
+measure.install()  # ... and Textual measures Japanese text by the same units

@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual import events, on
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from course import i18n
+from course.i18n import N_, _
 from course.tui.commands import CourseCommands
 from course.tui.errors import describe
 from course.tui.screens.map import MapScreen
@@ -21,25 +23,37 @@ from course.tui.screens.too_small import TooSmallScreen, too_small
 from course.tui.services import Services
 from course.tui.watch import watch_file
 
+# The words of Textual's own palette commands (textual.app.App.get_system_commands).
+TEXTUAL_COMMANDS = (
+    N_("Theme"), N_("Change the current theme"), N_("Quit"), N_("Quit the application as soon as possible"),
+    N_("Keys"), N_("Hide the keys and widget help panel"),
+    N_("Show help for the focused widget and a summary of available keys"),
+    N_("Minimize"), N_("Minimize the widget and restore to normal size"),
+    N_("Maximize"), N_("Maximize the focused widget"),
+    N_("Screenshot"), N_("Save an SVG 'screenshot' of the current screen"),
+)
+
 LIGHT_THEME = "textual-light"
 DARK_THEME = "textual-dark"
 
 
 class JaxlingsApp(App[int]):
     TITLE = "jaxlings"
-    SUB_TITLE = "from PyTorch to JAX, Flax and Optax"
+    SUB_TITLE = N_("from PyTorch to JAX, Flax and Optax")
     CSS_PATH = ["app.tcss"]
     COMMANDS = App.COMMANDS | {CourseCommands}
     # Below this width the PyTorch and JAX panels stack and the contents pane hides.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
-        Binding("f1", "help", "Help", id="help", tooltip="Every key, on every screen"),
+        Binding("f1", "help", N_("Help"), id="help", tooltip=N_("Every key, on every screen")),
         # `?` types into the editor when it has the focus, so the footer shows F1 only.
-        Binding("question_mark", "help", "Help", id="help.question", show=False,
-                tooltip="Every key (outside the editor)"),
-        Binding("ctrl+t", "toggle_theme", "Theme", id="theme", tooltip="Switch between light and dark", show=False),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True,
-                tooltip="Leave the course (progress is kept; asks about unsaved edits)"),
+        Binding("question_mark", "help", N_("Help"), id="help.question", show=False,
+                tooltip=N_("Every key (outside the editor)")),
+        Binding("ctrl+t", "toggle_theme", N_("Theme"), id="theme", tooltip=N_("Switch between light and dark"), show=False),
+        Binding("ctrl+q", "quit", N_("Quit"), id="quit", priority=True,
+                tooltip=N_("Leave the course (progress is kept; asks about unsaved edits)")),
+        Binding("f2", "language", N_("Language"), id="language", show=False,
+                tooltip=N_("Read the course in English or 日本語 (remembered for this workspace)")),
     ]
 
     @dataclass
@@ -50,6 +64,7 @@ class JaxlingsApp(App[int]):
         super().__init__()
         self.services = services or Services()
         self.theme = theme
+        self.sub_title = _(self.SUB_TITLE)
         self.catalog: Any = None
         self.progress: Any = None
         self._remembered: dict[str, Any] | None = None
@@ -74,7 +89,7 @@ class JaxlingsApp(App[int]):
             self.remember(state)
             self._check_size()
 
-        self._leave_current(go, "moving on")
+        self._leave_current(go, _("moving on"))
 
     def _leave_current(self, then: Callable[[], None], doing: str) -> None:
         """Ask the exercise being edited (if any) about unsaved edits, then `then()`."""
@@ -91,7 +106,7 @@ class JaxlingsApp(App[int]):
             self.pop_screen()
 
     def action_back_to_map(self) -> None:
-        self._leave_current(self.back_to_map, "going back to the map")
+        self._leave_current(self.back_to_map, _("going back to the map"))
 
     def open_lesson(self, lesson_name: str) -> None:
         from course.tui.screens.lesson import LessonScreen
@@ -115,7 +130,7 @@ class JaxlingsApp(App[int]):
         self._go(lambda: self.get_screen("lab"), {"screen": "lab"})
 
     def action_quit(self) -> None:  # type: ignore[override]
-        self._leave_current(self.exit, "quitting")
+        self._leave_current(self.exit, _("quitting"))
 
     # -- where the learner left off -----------------------------------------------
     def remember(self, state: dict[str, str]) -> None:
@@ -123,7 +138,7 @@ class JaxlingsApp(App[int]):
             return
         self._remembered = dict(state)
         self.run_worker(self._save_state, thread=True, group="state",
-                        exit_on_error=False, description="remembering where you are")
+                        exit_on_error=False, description=N_("remembering where you are"))
 
     def _save_state(self) -> None:
         # Whichever thread writes last writes the latest screen, not the one it was started for.
@@ -147,7 +162,7 @@ class JaxlingsApp(App[int]):
     # -- progress changed by anyone (this app, `jaxlings watch`, another machine's copy)
     def watch_progress(self) -> None:
         self.run_worker(self._watch_progress, thread=True, exclusive=True, group="watch",
-                        exit_on_error=False, description="watching your progress")
+                        exit_on_error=False, description=N_("watching your progress"))
 
     def _watch_progress(self) -> None:
         worker = get_current_worker()
@@ -198,6 +213,55 @@ class JaxlingsApp(App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
+    # -- the course's language, switched while the app runs ------------------------
+    def get_system_commands(self, screen: Screen):
+        for command in super().get_system_commands(screen):
+            # Textual's own commands, said in the language in use (their words: TEXTUAL_COMMANDS).
+            yield command._replace(title=_(command.title), help=_(command.help))
+        yield SystemCommand(_("Language"), _("Read the course in English or 日本語 (F2)"), self.action_language)
+
+    def action_command_palette(self) -> None:
+        from textual.command import CommandPalette
+
+        # Textual's, with its prompt in the language in use.
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(CommandPalette(placeholder=_("Search for commands…"), id="--command-palette"))
+
+    def action_language(self) -> None:
+        from course.tui.screens.language import LanguageScreen
+
+        if isinstance(self.screen, (LanguageScreen, TooSmallScreen)):
+            return
+
+        def chosen(lang: str | None) -> None:
+            if lang is not None and lang != i18n.language():
+                self.switch_language(lang)
+
+        self.push_screen(LanguageScreen(), chosen)
+
+    def switch_language(self, lang: str) -> None:
+        """Speak `lang` from now on: every screen in the stack redraws its words, and the
+        choice is saved in the workspace's .jaxlings/ for the next start."""
+        i18n.set_language(lang)
+        try:
+            self.services.save_language(i18n.language())
+        except OSError as error:  # the switch still holds for this session
+            self.notify(_("The language is not remembered for next time: {error}").format(
+                error=error.strerror or error), title=_("Settings not saved"), severity="warning", markup=False)
+        self.sub_title = _(self.SUB_TITLE)
+        screens = list(self.screen_stack)
+        # The lab lives on while the learner is elsewhere: it must come back in the new language too.
+        if self.is_screen_installed("lab") and self.get_screen("lab") not in screens:
+            screens.append(self.get_screen("lab"))
+        for screen in screens:
+            if not screen.is_mounted:
+                continue  # composes in the new language when it first opens
+            redraw = getattr(screen, "language_changed", None)
+            if redraw is not None:
+                redraw()
+            # The footers compose their keys again, in the new language.
+            screen.refresh_bindings()
+
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT_THEME if self.theme == DARK_THEME else DARK_THEME
 
@@ -213,7 +277,8 @@ class JaxlingsApp(App[int]):
         self.log.error(worker.error)
         self.notify(
             describe(worker.error),
-            title=f"Something went wrong {worker.description or worker.name}",
+            title=_("Something went wrong {doing}").format(
+                doing=_(worker.description) if worker.description else worker.name),
             severity="error",
             timeout=12,
         )

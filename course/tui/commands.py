@@ -6,30 +6,31 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from course.i18n import _, content
+
 
 class CourseCommands(Provider):
     def _entries(self) -> list[tuple[str, str, object]]:
-        from course.i18n import content
-
         app = self.app
         catalog = getattr(app, "catalog", None)
         entries: list[tuple[str, str, object]] = [
-            ("Training lab", "Time PyTorch and JAX training side by side", app.open_lab),
+            (_("Training lab"), _("Time PyTorch and JAX training side by side"), app.open_lab),
         ]
         if catalog is None:
             return entries
         progress = app.progress
         for number, lesson in enumerate(catalog.lessons, start=1):
             entries.append(
-                (f"Lesson {number}: {content(lesson.title)}", "Read the lesson", partial(app.open_lesson, lesson.name))
+                (_("Lesson {number}: {title}").format(number=number, title=content(lesson.title)), _("Read the lesson"),
+                 partial(app.open_lesson, lesson.name))
             )
             for exercise in lesson.exercises:
                 done = progress is not None and progress.is_done(exercise.name)
-                mark = "✓ done" if done else "pending"
+                mark = _("✓ done") if done else _("pending")
                 entries.append(
                     (
-                        f"Exercise: {exercise.name}",
-                        f"Lesson {number} · {mark}",
+                        _("Exercise: {name}").format(name=exercise.name),
+                        _("Lesson {number} · {mark}").format(number=number, mark=mark),
                         partial(app.open_exercise, exercise.name),
                     )
                 )

@@ -6,11 +6,15 @@ import sys
 
 
 def run_app() -> int:
+    """Open the app in the language already chosen (`course.cli` resolves --lang,
+    JAXLINGS_LANG, the saved setting and the locale before it calls this)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        from course.i18n import _
+
         print(
-            "jaxlings: the course app needs an interactive terminal.\n"
-            "Without one, use the commands: `jaxlings list`, `jaxlings check`, "
-            "`jaxlings --help`.",
+            _("jaxlings: the course app needs an interactive terminal.\n"
+              "Without one, use the commands: `jaxlings list`, `jaxlings check`, "
+              "`jaxlings --help`."),
             file=sys.stderr,
         )
         return 2

@@ -23,6 +23,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from course.i18n import _
+
 APP_STATE_FILE = "app-state.json"
 
 
@@ -67,20 +69,21 @@ class Services:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            return None, f"{path.name} does not exist. Reset (r) restores the starter file."
+            return None, _("{file} does not exist. Reset (r) restores the starter file.").format(file=path.name)
         except OSError as error:
-            return None, f"{path.name} cannot be read: {error.strerror or error}."
+            return None, _("{file} cannot be read: {error}.").format(file=path.name, error=error.strerror or error)
         try:
             return data.decode("utf-8"), None
         except UnicodeDecodeError as error:
             try:
                 from course.workspace import utf8_problem
             except ImportError:
-                problem = f"{path.name} is not UTF-8 text (byte {error.start} cannot be decoded)."
+                problem = _("{file} is not UTF-8 text (byte {offset} cannot be decoded).").format(
+                    file=path.name, offset=error.start)
             else:
                 problem = utf8_problem(data, path.name)
-            return None, (
-                f"{problem} It is not opened here, so nothing here can save over it. "
+            return None, problem + " " + _(
+                "It is not opened here, so nothing here can save over it. "
                 "Fix its encoding in your own editor, or reset it (r; your file is kept as a backup)."
             )
 
@@ -130,17 +133,18 @@ class Services:
             try:
                 argv = shlex.split(value)
             except ValueError as error:
-                return None, f"${var} cannot be read as a command ({error})."
+                return None, _("${var} cannot be read as a command ({error}).").format(var=var, error=error)
             if not argv:
                 continue
             if shutil.which(argv[0]) is None:
-                return None, f"${var} is {value!r}, but {argv[0]!r} is not an installed program."
+                return None, _("${var} is {value}, but {program} is not an installed program.").format(
+                    var=var, value=repr(value), program=repr(argv[0]))
             return argv, None
         for name in ("nano", "vim", "vi", "emacs"):
             found = shutil.which(name)
             if found:
                 return [found], None
-        return None, "No editor found. Set $EDITOR, for example: export EDITOR=nano."
+        return None, _("No editor found. Set $EDITOR, for example: export EDITOR=nano.")
 
     # -- where the learner left off ----------------------------------------------------
     def app_state_path(self) -> Path:
@@ -161,6 +165,12 @@ class Services:
         path = self.app_state_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.write_text(path, json.dumps(state, ensure_ascii=True))
+
+    def save_language(self, lang: str) -> None:
+        """Remember the app's language in the workspace's .jaxlings/settings.json."""
+        from course import i18n, paths
+
+        i18n.save_language(lang, paths.state_dir())
 
     def load_lesson(self, path: Path):
         from course.lessons import load_lesson
@@ -209,7 +219,7 @@ class Services:
         iso = getattr(session, "isolation", None)
         if session is None or (iso is not None and iso.sandboxed):
             return None
-        return iso.notice() if iso is not None else "Isolation: none (checks run as a plain process)."
+        return iso.notice() if iso is not None else _("Isolation: none (checks run as a plain process).")
 
     def check_budget(self, exercise) -> float:
         """Seconds a check of this exercise may take, as the runner will allow."""

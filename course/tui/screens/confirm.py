@@ -9,18 +9,20 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from course.i18n import N_, _
+
 
 class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+        Binding("y", "answer(True)", N_("Yes"), id="confirm.yes"),
+        Binding("n,escape", "answer(False)", N_("No"), id="confirm.no"),
     ]
 
-    def __init__(self, question: str, *, yes: str = "Yes", no: str = "No") -> None:
+    def __init__(self, question: str, *, yes: str | None = None, no: str | None = None) -> None:
         super().__init__()
         self.question = question
-        self.yes_label = yes
-        self.no_label = no
+        self.yes_label = yes or _("Yes")
+        self.no_label = no or _("No")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):

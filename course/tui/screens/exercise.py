@@ -24,15 +24,17 @@ from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, Markdown, Static, TabbedContent, TabPane, Tabs
+from textual.widgets import Header, Markdown, Static, TabbedContent, TabPane, Tabs
 from textual.worker import get_current_worker
 
+from course.i18n import N_, _, content, ngettext
 from course.tui.screens.base import CourseScreen
 from course.tui.screens.confirm import ConfirmScreen
 from course.tui.screens.unsaved import DISCARD, SAVE, UnsavedScreen
 from course.tui.watch import watch_file
 from course.tui.widgets.diff import DiffView
 from course.tui.widgets.editor import CodeEditor
+from course.tui.widgets.footer import CourseFooter
 from course.tui.widgets.results import ResultsView
 
 # Letter keys only work outside the editor, where they cannot be typed into the file.
@@ -45,7 +47,7 @@ def task_of(source: str) -> str:
         doc = ast.get_docstring(ast.parse(source))
     except SyntaxError:
         doc = None
-    return doc or "The task is described in the comments at the top of the file."
+    return doc or _("The task is described in the comments at the top of the file.")
 
 
 def translated_task(exercise: Any, source: str) -> str:
@@ -108,31 +110,31 @@ def failing_line(result: Any, file_name: str) -> int | None:
 
 class ExerciseScreen(CourseScreen):
     BINDINGS = [
-        Binding("ctrl+s", "save_check", "Save+check", id="exercise.save", priority=True,
-                tooltip="Write the file and run the checks"),
-        Binding("ctrl+r,f5", "check", "Check", id="exercise.check", priority=True, show=False,
-                tooltip="Run the checks on the saved file"),
-        Binding("ctrl+g", "goto_line", "Line", id="exercise.goto", priority=True, show=False,
-                tooltip="Jump to a line of your file (the failing line, after a failed check)"),
-        Binding("ctrl+o", "external_editor", "Editor", id="exercise.external", priority=True,
-                tooltip="Edit in $VISUAL / $EDITOR; the checks run when you save there"),
-        Binding("escape", "leave", "Back", id="exercise.back", priority=True,
-                tooltip="In the editor: leave it without typing (letter keys then work); "
-                        "outside it: back to the map (asks about unsaved edits)"),
-        Binding("e,enter", "edit", "Edit", id="exercise.edit", tooltip="Into the editor"),
-        Binding("h", "hint", "Hint", id="exercise.hint", tooltip="Reveal the next hint"),
-        Binding("s", "solution", "Solution", id="exercise.solution",
-                tooltip="The reference solution as a diff against your code (after a pass)"),
-        Binding("n", "next", "Next", id="exercise.next", tooltip="Open the next exercise (after a pass)"),
-        Binding("r", "reset", "Reset", id="exercise.reset",
-                tooltip="Restore the starter file and mark the exercise pending (asks first; keeps a backup)"),
-        Binding("g", "goto_failure", "Failing line", id="exercise.failure", show=False,
-                tooltip="Into the editor, on the line the last failed check points at"),
-        Binding("w", "toggle_auto", "Auto-check", id="exercise.auto", show=False,
-                tooltip="Turn checking on every save to disk on or off"),
+        Binding("ctrl+s", "save_check", N_("Save+check"), id="exercise.save", priority=True,
+                tooltip=N_("Write the file and run the checks")),
+        Binding("ctrl+r,f5", "check", N_("Check"), id="exercise.check", priority=True, show=False,
+                tooltip=N_("Run the checks on the saved file")),
+        Binding("ctrl+g", "goto_line", N_("Line"), id="exercise.goto", priority=True, show=False,
+                tooltip=N_("Jump to a line of your file (the failing line, after a failed check)")),
+        Binding("ctrl+o", "external_editor", N_("Editor"), id="exercise.external", priority=True,
+                tooltip=N_("Edit in $VISUAL / $EDITOR; the checks run when you save there")),
+        Binding("escape", "leave", N_("Back"), id="exercise.back", priority=True,
+                tooltip=N_("In the editor: leave it without typing (letter keys then work); "
+                        "outside it: back to the map (asks about unsaved edits)")),
+        Binding("e,enter", "edit", N_("Edit"), id="exercise.edit", tooltip=N_("Into the editor")),
+        Binding("h", "hint", N_("Hint"), id="exercise.hint", tooltip=N_("Reveal the next hint")),
+        Binding("s", "solution", N_("Solution"), id="exercise.solution",
+                tooltip=N_("The reference solution as a diff against your code (after a pass)")),
+        Binding("n", "next", N_("Next"), id="exercise.next", tooltip=N_("Open the next exercise (after a pass)")),
+        Binding("r", "reset", N_("Reset"), id="exercise.reset",
+                tooltip=N_("Restore the starter file and mark the exercise pending (asks first; keeps a backup)")),
+        Binding("g", "goto_failure", N_("Failing line"), id="exercise.failure", show=False,
+                tooltip=N_("Into the editor, on the line the last failed check points at")),
+        Binding("w", "toggle_auto", N_("Auto-check"), id="exercise.auto", show=False,
+                tooltip=N_("Turn checking on every save to disk on or off")),
         # The app's Ctrl+Q, kept out of this footer: at 80 columns the keys above need the room.
-        Binding("ctrl+q", "app.quit", "Quit", id="exercise.quit", priority=True, show=False,
-                tooltip="Leave the course (asks about unsaved edits)"),
+        Binding("ctrl+q", "app.quit", N_("Quit"), id="exercise.quit", priority=True, show=False,
+                tooltip=N_("Leave the course (asks about unsaved edits)")),
     ]
 
     checking: reactive[bool] = reactive(False, bindings=True)
@@ -183,6 +185,8 @@ class ExerciseScreen(CourseScreen):
         self.budget: float | None = None
         self._check_started = 0.0
         self._run = 0
+        # What the results panel shows, kept so it can be said again in another language.
+        self._results: tuple[str, Any] = ("idle", N_("Saving in your own editor (Ctrl+O) checks too."))
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -194,25 +198,23 @@ class ExerciseScreen(CourseScreen):
             yield editor
             yield Static("", id="load-error")
             with VerticalScroll(id="solution") as solution:
-                solution.border_title = "Solution vs. your code"
+                solution.border_title = _("Solution vs. your code")
                 yield DiffView(id="solution-diff")
         with TabbedContent(id="exercise-info", initial="tab-task"):
-            with TabPane("Task", id="tab-task"):
+            with TabPane(_("Task"), id="tab-task"):
                 with VerticalScroll():
                     yield Markdown("", id="task")
-            with TabPane("Results", id="tab-results"):
+            with TabPane(_("Results"), id="tab-results"):
                 with VerticalScroll():
                     yield ResultsView(id="results")
-            with TabPane("Hints", id="tab-hints"):
+            with TabPane(_("Hints"), id="tab-hints"):
                 with VerticalScroll():
                     yield Static("", id="hints")
         # At 80 columns the letter keys must fit beside the Ctrl keys: compact, and
         # Ctrl+P (the same on every screen) is left to the map's footer and the help.
-        yield Footer(compact=True, show_command_palette=False)
+        yield CourseFooter(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        from course.i18n import content
-
         self.sub_title = f"{self.exercise.name} · {content(self.app.catalog.lesson_of(self.exercise.name).title)}"
         self.passed = self.app.progress.is_done(self.exercise.name)
         self.query_one("#solution").display = False
@@ -239,18 +241,21 @@ class ExerciseScreen(CourseScreen):
     def _update_status(self) -> None:
         if self.checking:
             elapsed = time.monotonic() - self._check_started
-            limit = f" of {self.budget:g} s allowed" if self.budget else ""
-            state = f"… checking {elapsed:.0f} s{limit}"
+            if self.budget:
+                state = _("… checking {elapsed} s of {limit} s allowed").format(
+                    elapsed=f"{elapsed:.0f}", limit=f"{self.budget:g}")
+            else:
+                state = _("… checking {elapsed} s").format(elapsed=f"{elapsed:.0f}")
         elif self.passed and self.last_check_failed:
             # Done stays done (progress never un-passes), but this code does not pass now.
-            state = "✓ passed before · ✗ the last check failed"
+            state = _("✓ passed before · ✗ the last check failed")
         elif self.passed:
-            state = "✓ passed"
+            state = _("✓ passed")
         else:
-            state = "○ not passed yet"
-        dirty = "  [b]● unsaved[/b]" if self.dirty() else ""
-        auto = "" if self.auto_check else "  auto-check off (w)"
-        broken = "  [b]✗ not opened[/b]" if self.load_error else ""
+            state = _("○ not passed yet")
+        dirty = "  " + _("[b]● unsaved[/b]") if self.dirty() else ""
+        auto = "" if self.auto_check else "  " + _("auto-check off (w)")
+        broken = "  " + _("[b]✗ not opened[/b]") if self.load_error else ""
         self.query_one("#exercise-status", Static).update(
             f"[b]{self.exercise.name}[/b]  {state}{dirty}{broken}{auto}"
         )
@@ -283,14 +288,13 @@ class ExerciseScreen(CourseScreen):
         self._update_status()
 
     # -- loading and watching the file -------------------------------------------
-    @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="opening the exercise")
+    @work(thread=True, exclusive=True, group="file", exit_on_error=False, description=N_("opening the exercise"))
     def _open_file(self) -> None:
         text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
         self.post_message(self.Opened(text, error))
 
     def on_exercise_screen_opened(self, event: Opened) -> None:
-        results = self.query_one(ResultsView)
-        results.show_idle("Saving in your own editor (Ctrl+O) checks too.")
+        self._show_results("idle", N_("Saving in your own editor (Ctrl+O) checks too."))
         self._watch()
         if event.error is not None:
             self._show_load_error(event.error)
@@ -307,10 +311,10 @@ class ExerciseScreen(CourseScreen):
         if self.focused is editor:
             self._leave_editor()
         message = self.query_one("#load-error", Static)
-        message.update(Content(f"✗ {self.exercise.file} is not open for editing.\n\n{error}"))
+        message.update(Content(_("✗ {file} is not open for editing.").format(file=self.exercise.file) + f"\n\n{error}"))
         message.display = True
         self.query_one("#task", Markdown).update(
-            "The task is in the file's docstring, which could not be read. See the message above."
+            _("The task is in the file's docstring, which could not be read. See the message above.")
         )
         self._update_status()
 
@@ -328,7 +332,7 @@ class ExerciseScreen(CourseScreen):
             self.query_one("#task", Markdown).update(translated_task(self.exercise, text))
         self._update_status()
 
-    @work(thread=True, exclusive=True, group="watch", exit_on_error=False, description="watching the file")
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False, description=N_("watching the file"))
     def _watch(self) -> None:
         worker = get_current_worker()
         mode = watch_file(
@@ -339,7 +343,7 @@ class ExerciseScreen(CourseScreen):
         )
         self.watch_mode = mode
 
-    @work(thread=True, exclusive=True, group="reread", exit_on_error=False, description="reading your file")
+    @work(thread=True, exclusive=True, group="reread", exit_on_error=False, description=N_("reading your file"))
     def on_exercise_screen_file_unreadable(self, event: FileUnreadable) -> None:
         text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
         if error is None:
@@ -351,8 +355,8 @@ class ExerciseScreen(CourseScreen):
         if self.dirty():
             # The learner's edits live only here now: keep them (still marked unsaved).
             self.notify(
-                f"{error} Your edits here are kept; Ctrl+S writes them as UTF-8.",
-                title="File changed on disk",
+                error + " " + _("Your edits here are kept; Ctrl+S writes them as UTF-8."),
+                title=_("File changed on disk"),
                 severity="warning",
                 timeout=15,
                 markup=False,
@@ -366,9 +370,9 @@ class ExerciseScreen(CourseScreen):
         if self.dirty():
             self.disk_text = event.text
             self.notify(
-                "The file changed on disk while you had unsaved edits here. "
-                "Your edits are kept; Ctrl+S overwrites the file with them.",
-                title="File changed",
+                _("The file changed on disk while you had unsaved edits here. "
+                  "Your edits are kept; Ctrl+S overwrites the file with them."),
+                title=_("File changed"),
                 severity="warning",
             )
             self._update_status()
@@ -377,19 +381,19 @@ class ExerciseScreen(CourseScreen):
         if self.auto_check:
             self._start_check()
 
-    @work(thread=True, exclusive=True, group="warm", exit_on_error=False, description="starting the checker")
+    @work(thread=True, exclusive=True, group="warm", exit_on_error=False, description=N_("starting the checker"))
     def _warm_up(self) -> None:
         self.budget = self.app.services.check_budget(self.exercise)
         self.app.services.warm_up_checks()
         notice = self.app.services.isolation_notice()
         if notice and not getattr(self.app, "_isolation_noticed", False):
             self.app._isolation_noticed = True  # once per app, not per exercise
-            self.app.call_from_thread(self.notify, notice, title="No sandbox", severity="warning", timeout=15)
+            self.app.call_from_thread(self.notify, notice, title=_("No sandbox"), severity="warning", timeout=15)
 
     # -- saving -----------------------------------------------------------------
     def action_save_check(self) -> None:
         if self.load_error is not None:
-            self.notify(self.load_error, title="Nothing saved", severity="error", timeout=10, markup=False)
+            self.notify(self.load_error, title=_("Nothing saved"), severity="error", timeout=10, markup=False)
             return
         if self.disk_text is None:
             return  # still loading: there is nothing of the learner's to save yet
@@ -397,7 +401,7 @@ class ExerciseScreen(CourseScreen):
         self.saving_text = text
         self._save(text)
 
-    @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="saving your file")
+    @work(thread=True, exclusive=True, group="file", exit_on_error=False, description=N_("saving your file"))
     def _save(self, text: str) -> None:
         self.post_message(self.Saved(text, self._write(text)))
 
@@ -406,14 +410,15 @@ class ExerciseScreen(CourseScreen):
         try:
             self.app.services.write_text(self.exercise.exercise_path(), text)
         except OSError as error:
-            return f"{self.exercise.file} was not saved: {error.strerror or error}."
+            return _("{file} was not saved: {error}.").format(file=self.exercise.file, error=error.strerror or error)
         return None
 
     def on_exercise_screen_saved(self, event: Saved) -> None:
         self.saving_text = None
         if event.error is not None:
             # The marker stays: the file on disk does not hold these edits.
-            self.notify(event.error + " Your edits are still here.", title="Not saved", severity="error", timeout=12, markup=False)
+            self.notify(event.error + " " + _("Your edits are still here."), title=_("Not saved"), severity="error",
+                        timeout=12, markup=False)
             self._update_status()
             return
         self.disk_text = event.text
@@ -426,13 +431,14 @@ class ExerciseScreen(CourseScreen):
         text = self.editor.text
         error = self._write(text)
         if error is not None:
-            self.notify(error + " You are still on this exercise.", title="Not saved", severity="error", timeout=12, markup=False)
+            self.notify(error + " " + _("You are still on this exercise."), title=_("Not saved"), severity="error",
+                        timeout=12, markup=False)
             return False
         self.disk_text = text
         self._update_status()
         return True
 
-    def confirm_leave(self, then: Callable[[], None], doing: str = "leaving") -> None:
+    def confirm_leave(self, then: Callable[[], None], doing: str | None = None) -> None:
         """Run `then` once the learner's edits are safe: saved, dropped on purpose,
         or there were none. Cancel leaves everything as it was."""
         if not self.dirty():
@@ -446,22 +452,22 @@ class ExerciseScreen(CourseScreen):
                 self.editor.load_text(self.disk_text)
                 then()
 
-        self.app.push_screen(UnsavedScreen(self.exercise.file, doing), answered)
+        self.app.push_screen(UnsavedScreen(self.exercise.file, doing or _("leaving")), answered)
 
     # -- checks -----------------------------------------------------------------
     def action_check(self) -> None:
         if self.dirty():
-            self.notify("Checking the saved file; Ctrl+S saves your edits first.", title="Unsaved edits")
+            self.notify(_("Checking the saved file; Ctrl+S saves your edits first."), title=_("Unsaved edits"))
         self._start_check()
 
     def _start_check(self) -> None:
         self._run += 1
         self.checking = True
-        self.query_one(ResultsView).show_running(self.budget)
+        self._show_results("running", self.budget)
         self.query_one(TabbedContent).active = "tab-results"
         self._check(self._run)
 
-    @work(thread=True, exclusive=True, group="check", exit_on_error=False, description="checking your code")
+    @work(thread=True, exclusive=True, group="check", exit_on_error=False, description=N_("checking your code"))
     def _check(self, run: int) -> None:
         result = None
         try:
@@ -476,17 +482,47 @@ class ExerciseScreen(CourseScreen):
             return  # superseded by a later save
         self.checking = False
         if event.result is None:
-            self.query_one(ResultsView).update("✗ The check could not run; see the message above.")
+            self._show_results("text", N_("✗ The check could not run; see the message above."))
             return
         self.last_check_failed = not event.result.passed
         self.failure_line = None if event.result.passed else failing_line(event.result, Path(self.exercise.file).name)
-        self.query_one(ResultsView).show_result(event.result, self.failure_line)
+        self._show_results("result", (event.result, self.failure_line))
         if event.result.passed:
             self.passed = True
-            self.notify("All checks pass. n (outside the editor) opens the next exercise.",
+            self.notify(_("All checks pass. n (outside the editor) opens the next exercise."),
                         title=f"✓ {self.exercise.name}")
         else:
             self.passed = self.app.progress.is_done(self.exercise.name)
+        self._update_status()
+
+    def _show_results(self, kind: str, value: Any) -> None:
+        self._results = (kind, value)
+        view = self.query_one(ResultsView)
+        if kind == "idle":
+            view.show_idle(_(value))
+        elif kind == "running":
+            view.show_running(value)
+        elif kind == "result":
+            view.show_result(*value)
+        else:
+            view.update(_(value))
+
+    def language_changed(self) -> None:
+        """Say everything on this screen again in the language now in use; the
+        editor and its unsaved edits are left exactly as they are."""
+        self.sub_title = f"{self.exercise.name} · {content(self.app.catalog.lesson_of(self.exercise.name).title)}"
+        tabs = self.query_one(TabbedContent)
+        for pane, label in (("tab-task", N_("Task")), ("tab-results", N_("Results")), ("tab-hints", N_("Hints"))):
+            tabs.get_tab(pane).label = _(label)
+        self.query_one("#solution").border_title = _("Solution vs. your code")
+        if self.load_error is not None:
+            self._show_load_error(self.load_error)
+        elif self.disk_text is not None:
+            self.query_one("#task", Markdown).update(translated_task(self.exercise, self.disk_text))
+        self._show_results(*self._results)
+        self._show_hints()
+        if self.solution_text is not None and self.query_one("#solution").display:
+            self.on_exercise_screen_solution_loaded(self.SolutionLoaded(self.solution_text))
         self._update_status()
 
     def progress_changed(self) -> None:
@@ -520,7 +556,7 @@ class ExerciseScreen(CourseScreen):
 
     def action_goto_failure(self) -> None:
         if self.failure_line is None:
-            self.notify("The last check did not point at a line of your file. Ctrl+G goes to any line.")
+            self.notify(_("The last check did not point at a line of your file. Ctrl+G goes to any line."))
             return
         self.goto_line(self.failure_line)
 
@@ -528,20 +564,20 @@ class ExerciseScreen(CourseScreen):
     def _show_hints(self) -> None:
         from textual.markup import escape
 
-        from course.i18n import content
-
         hints = list(self.exercise.hints or [])
         level = self.app.progress.hint_level(self.exercise.name)
         # Hints are plain text: `x.at[index]` is code, not a markup tag to swallow.
         shown = [escape(content(h)) for h in hints[:level]]
-        lines = [f"[b]Hint {i}.[/b] {h}" for i, h in enumerate(shown, start=1)]
+        lines = [_("[b]Hint {number}.[/b] {hint}").format(number=i, hint=h) for i, h in enumerate(shown, start=1)]
         left = len(hints) - len(shown)
         if not hints:
-            lines.append("This exercise has no hints.")
+            lines.append(_("This exercise has no hints."))
         elif left:
-            lines.append(f"[dim]{left} more hint{'s' if left > 1 else ''}: press h (outside the editor).[/dim]")
+            lines.append("[dim]" + ngettext("{count} more hint: press h (outside the editor).",
+                                            "{count} more hints: press h (outside the editor).", left).format(count=left)
+                         + "[/dim]")
         else:
-            lines.append("[dim]That was the last hint.[/dim]")
+            lines.append("[dim]" + _("That was the last hint.") + "[/dim]")
 
         self.query_one("#hints", Static).update(
             Content("\n\n").join(Content.from_markup(line) for line in lines)
@@ -551,11 +587,11 @@ class ExerciseScreen(CourseScreen):
         hints = list(self.exercise.hints or [])
         if self.app.progress.hint_level(self.exercise.name) >= len(hints):
             self.query_one(TabbedContent).active = "tab-hints"
-            self.notify("No more hints for this exercise." if hints else "This exercise has no hints.")
+            self.notify(_("No more hints for this exercise.") if hints else _("This exercise has no hints."))
             return
         self._reveal_hint()
 
-    @work(thread=True, exclusive=True, group="hint", exit_on_error=False, description="revealing a hint")
+    @work(thread=True, exclusive=True, group="hint", exit_on_error=False, description=N_("revealing a hint"))
     def _reveal_hint(self) -> None:
         level = self.app.progress.reveal_hint(self.exercise.name, len(self.exercise.hints))
         self.post_message(self.HintsChanged(level))
@@ -571,11 +607,11 @@ class ExerciseScreen(CourseScreen):
             solution.display = False
             return
         if not self.passed:
-            self.notify("The reference solution opens once your code passes its checks.", title="Not yet")
+            self.notify(_("The reference solution opens once your code passes its checks."), title=_("Not yet"))
             return
         self._load_solution()
 
-    @work(thread=True, exclusive=True, group="solution", exit_on_error=False, description="opening the solution")
+    @work(thread=True, exclusive=True, group="solution", exit_on_error=False, description=N_("opening the solution"))
     def _load_solution(self) -> None:
         self.post_message(self.SolutionLoaded(self.app.services.read_text(self.exercise.solution_path())))
 
@@ -595,16 +631,16 @@ class ExerciseScreen(CourseScreen):
 
         self.app.push_screen(
             ConfirmScreen(
-                f"Reset [b]{self.exercise.file}[/b] to its starter code?\n"
-                "The exercise becomes pending again. Your saved file is kept as a backup "
-                "under .jaxlings/backups/; unsaved edits here are dropped.",
-                yes="Reset",
-                no="Keep my code",
+                _("Reset [b]{file}[/b] to its starter code?\n"
+                  "The exercise becomes pending again. Your saved file is kept as a backup "
+                  "under .jaxlings/backups/; unsaved edits here are dropped.").format(file=self.exercise.file),
+                yes=_("Reset"),
+                no=_("Keep my code"),
             ),
             answered,
         )
 
-    @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="resetting the exercise")
+    @work(thread=True, exclusive=True, group="file", exit_on_error=False, description=N_("resetting the exercise"))
     def _reset(self) -> None:
         try:
             backup, progress = self.app.services.reset_exercise(self.exercise, self.app.progress)
@@ -625,25 +661,26 @@ class ExerciseScreen(CourseScreen):
             self._load_editor(text)
         self._show_hints()
         self.query_one("#solution").display = False
-        self.query_one(ResultsView).show_idle("The starter code is back.")
+        self._show_results("idle", N_("The starter code is back."))
         self.query_one(TabbedContent).active = "tab-task"
-        kept = f" Your code was kept in {backup}." if backup else ""
-        self.notify(f"{self.exercise.file} is back to its starter code.{kept}", title="Reset", timeout=12, markup=False)
+        kept = " " + _("Your code was kept in {backup}.").format(backup=backup) if backup else ""
+        self.notify(_("{file} is back to its starter code.").format(file=self.exercise.file) + kept, title=_("Reset"),
+                    timeout=12, markup=False)
 
     # -- elsewhere ------------------------------------------------------------------------
     def action_next(self) -> None:
         if not self.passed:
-            self.notify("The next exercise opens after this one passes. Ctrl+P jumps anywhere.", title="Not yet")
+            self.notify(_("The next exercise opens after this one passes. Ctrl+P jumps anywhere."), title=_("Not yet"))
             return
         nxt = self.app.progress.next_pending(self.app.catalog)
         if nxt is None:
-            self.notify("Every exercise passes. The training lab is on the map (l).", title="✓ Course complete")
+            self.notify(_("Every exercise passes. The training lab is on the map (l)."), title=_("✓ Course complete"))
             return
         self.app.open_exercise(nxt.name)
 
     def action_edit(self) -> None:
         if self.load_error is not None:
-            self.notify(self.load_error, title="Not open for editing", severity="warning", timeout=10, markup=False)
+            self.notify(self.load_error, title=_("Not open for editing"), severity="warning", timeout=10, markup=False)
             return
         self.editor.focus()
 
@@ -655,16 +692,17 @@ class ExerciseScreen(CourseScreen):
         if self.editor_focused():
             self._leave_editor()
             return
-        self.confirm_leave(self.app.back_to_map, "going back to the map")
+        self.confirm_leave(self.app.back_to_map, _("going back to the map"))
 
     def action_external_editor(self) -> None:
         command, problem = self.app.services.resolve_editor()
         if command is None:
-            self.notify(problem or "No editor found.", title="Your editor cannot start", severity="warning", timeout=12, markup=False)
+            self.notify(problem or _("No editor found."), title=_("Your editor cannot start"), severity="warning",
+                        timeout=12, markup=False)
             return
         if problem:
-            self.notify(problem, title="About your editor", severity="warning", timeout=12, markup=False)
-        self.confirm_leave(lambda: self._run_external(command), "opening your editor")
+            self.notify(problem, title=_("About your editor"), severity="warning", timeout=12, markup=False)
+        self.confirm_leave(lambda: self._run_external(command), _("opening your editor"))
 
     def _run_external(self, command: list[str]) -> None:
         from textual.app import SuspendNotSupported
@@ -673,22 +711,24 @@ class ExerciseScreen(CourseScreen):
             with self.app.suspend():
                 completed = subprocess.run([*command, str(self.exercise.exercise_path())], check=False)
         except SuspendNotSupported:
-            self.notify("This terminal cannot hand over to another program.", severity="warning")
+            self.notify(_("This terminal cannot hand over to another program."), severity="warning")
             return
         except OSError as error:
-            self.notify(f"Could not start {command[0]}: {error}", severity="error", timeout=12, markup=False)
+            self.notify(_("Could not start {program}: {error}").format(program=command[0], error=error),
+                        severity="error", timeout=12, markup=False)
             return
         except KeyboardInterrupt:
             # Ctrl+C in a terminal editor that lets it through reaches this process too.
-            self.notify(f"{command[0]} was interrupted.", severity="warning", markup=False)
+            self.notify(_("{program} was interrupted.").format(program=command[0]), severity="warning", markup=False)
             self._reload_after_external()
             return
         if completed.returncode != 0:
-            self.notify(f"{command[0]} exited with status {completed.returncode}.", severity="warning", markup=False)
+            self.notify(_("{program} exited with status {status}.").format(program=command[0], status=completed.returncode),
+                        severity="warning", markup=False)
         # The watcher sees the change too; reading now just makes the result immediate.
         self._reload_after_external()
 
-    @work(thread=True, exclusive=True, group="file", exit_on_error=False, description="reading your file")
+    @work(thread=True, exclusive=True, group="file", exit_on_error=False, description=N_("reading your file"))
     def _reload_after_external(self) -> None:
         text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
         if error is None:

@@ -9,9 +9,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from course.i18n import N_, _
+
 
 class GotoLineScreen(ModalScreen[int | None]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="goto.cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="goto.cancel")]
 
     def __init__(self, lines: int, suggested: int | None = None) -> None:
         super().__init__()
@@ -20,10 +22,11 @@ class GotoLineScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="goto-box"):
-            yield Static(f"Go to line (1–{self.lines}), Enter to jump, Esc to cancel", id="goto-title")
+            yield Static(_("Go to line (1–{lines}), Enter to jump, Esc to cancel").format(lines=self.lines),
+                         id="goto-title")
             yield Input(
                 value=str(self.suggested) if self.suggested else "",
-                placeholder="line number",
+                placeholder=_("line number"),
                 type="integer",
                 id="goto-line",
             )
@@ -39,7 +42,7 @@ class GotoLineScreen(ModalScreen[int | None]):
         except ValueError:
             line = 0
         if not 1 <= line <= self.lines:
-            self.query_one("#goto-error", Static).update(f"The file has lines 1 to {self.lines}.")
+            self.query_one("#goto-error", Static).update(_("The file has lines 1 to {lines}.").format(lines=self.lines))
             return
         self.dismiss(line)
 

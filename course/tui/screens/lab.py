@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from rich.markup import escape
 from rich.text import Text
 
@@ -18,11 +19,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Button, DataTable, Footer, Header, Input, Label, ProgressBar, SelectionList, Static
+from textual.widgets import Button, DataTable, Header, Input, Label, ProgressBar, SelectionList, Static
+from textual.widgets.data_table import ColumnKey
 
 from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_seconds, fmt_speedup, legend_lines,
                                 plot_legend)
+from course.i18n import N_, _
 from course.tui.screens.base import CourseScreen
+from course.tui.widgets.footer import CourseFooter
 from course.tui.widgets.loss_plot import LossPlot
 
 # The article's headline: the same NNX model with and without @nnx.jit.
@@ -30,11 +34,30 @@ EAGER, JITTED = "nnx_eager", "nnx_jit"
 # Eager NNX runs ~1 s per epoch on a laptop CPU: by default only a few epochs
 # are run and the rest extrapolated, so a first run takes a minute, not seven.
 EAGER_EPOCHS = 20
+INTRO = N_("Choose variants and epochs, then Run (r or Enter). Each variant trains the article's "
+           "Titanic MLP (9→64→1, Adam 1e-3, batch 32).")
 MAX_EPOCHS = 100_000
-# Fixed widths that fit 80 columns (76 for the table after padding and the
-# scroll bar): auto-sized columns settle a frame late and jump as rows arrive.
-COLUMNS = [("Variant", 15), ("Compile", 7), ("ms/epoch", 8), ("Full run", 8), ("×NNX eager", 10),
-           ("×PyTorch", 8), ("Acc", 5)]
+# Fixed widths, not auto-sized columns (they settle a frame late and jump as rows
+# arrive): each heading with the cells its figures need. At 80 columns the table
+# has 76 (the pane's padding and scroll bar take the rest).
+COLUMNS = [(N_("Variant"), 15), (N_("Compile"), 7), (N_("ms/epoch"), 7), (N_("Full run"), 8),
+           (N_("×NNX eager"), 7), (N_("×PyTorch"), 7), (N_("Acc"), 5)]
+TABLE_MARGIN = 4
+CELL_PADDING = 1  # DataTable's default, each side of every cell
+
+
+def column_widths(labels: list[str], figures: list[int], room: int) -> tuple[list[int], int]:
+    """The columns' widths in cells and the header's height in lines.
+
+    Each column is as wide as its figures and its heading (in cells: Japanese is
+    double width). Where that is wider than `room`, headings of several words
+    wrap onto a second line rather than push the last columns out of sight.
+    """
+    padding = 2 * CELL_PADDING * len(labels)
+    widths = [max(figure, cell_len(label)) for label, figure in zip(labels, figures)]
+    if sum(widths) + padding <= room:
+        return widths, 1
+    return [max(figure, *(cell_len(word) for word in label.split())) for label, figure in zip(labels, figures)], 2
 
 
 def headline(report: Any) -> str:
@@ -44,17 +67,18 @@ def headline(report: Any) -> str:
     """
     eager, jitted = report.result(EAGER), report.result(JITTED)
     if report.cancelled:
-        return "■ Stopped. What finished before Stop is in the table; Run starts again."
+        return _("■ Stopped. What finished before Stop is in the table; Run starts again.")
     if eager is None or jitted is None or eager.status != "ok" or jitted.status != "ok":
-        return "Run both NNX eager and NNX @nnx.jit to see what jit buys you."
+        return _("Run both NNX eager and NNX @nnx.jit to see what jit buys you.")
     ratio = report.speedup(JITTED, EAGER)
     if ratio is None:
-        return "The NNX runs finished without timings."
-    return (
-        f"[b]@nnx.jit vs eager NNX: {fmt_speedup(ratio)} faster[/b] per epoch (steady state). "
-        f"Full run of {report.config.epochs} epochs: {_full_run(jitted)} vs {_full_run(eager)}; "
-        f"compiling once took {fmt_seconds(jitted.compile_s)}."
-    )
+        return _("The NNX runs finished without timings.")
+    return _(
+        "[b]@nnx.jit vs eager NNX: {speedup} faster[/b] per epoch (steady state). "
+        "Full run of {epochs} epochs: {jit_run} vs {eager_run}; "
+        "compiling once took {compile}."
+    ).format(speedup=fmt_speedup(ratio), epochs=report.config.epochs, jit_run=_full_run(jitted),
+             eager_run=_full_run(eager), compile=fmt_seconds(jitted.compile_s))
 
 
 def _full_run(r: Any) -> str:
@@ -68,9 +92,9 @@ def parse_epochs(raw: str, high: int) -> tuple[int | None, str]:
     try:
         value = int(raw.strip())
     except ValueError:
-        return None, f"a whole number from 1 to {high:,}"
+        return None, _("a whole number from 1 to {high}").format(high=f"{high:,}")
     if not 1 <= value <= high:
-        return None, f"from 1 to {high:,}, not {value:,}"
+        return None, _("from 1 to {high}, not {value}").format(high=f"{high:,}", value=f"{value:,}")
     return value, ""
 
 
@@ -86,12 +110,13 @@ class VariantRow(Vertical):
         yield Label(self.label, classes="variant-label")
         with Horizontal(classes="variant-bar"):
             yield ProgressBar(total=self.epochs, show_eta=False, show_percentage=True)
-            yield Static("waiting", classes="variant-state")
+            yield Static(_("waiting"), classes="variant-state")
 
     def show(self, epoch: int, epochs: int, loss: float, eta_s: float | None) -> None:
         self.query_one(ProgressBar).update(total=epochs, progress=epoch)
-        eta = f" · ~{fmt_seconds(eta_s)} left" if eta_s is not None else ""
-        self.query_one(".variant-state", Static).update(f"epoch {epoch}/{epochs} · loss {loss:.4f}{eta}")
+        eta = " · " + _("~{time} left").format(time=fmt_seconds(eta_s)) if eta_s is not None else ""
+        self.query_one(".variant-state", Static).update(
+            _("epoch {epoch}/{epochs} · loss {loss}").format(epoch=epoch, epochs=epochs, loss=f"{loss:.4f}") + eta)
 
     def finish(self, text: str, epochs_run: int, epochs: int) -> None:
         # Progress messages can arrive before the row is mounted; the report is the truth.
@@ -101,11 +126,11 @@ class VariantRow(Vertical):
 
 class LabScreen(CourseScreen):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Map", id="lab.back", tooltip="Back to the map (a run keeps going)"),
-        Binding("r", "run", "Run", id="lab.run", tooltip="Train the chosen variants"),
-        Binding("x", "stop", "Stop", id="lab.stop", tooltip="Stop the run within a second"),
-        Binding("ctrl+s", "save", "Save JSON", id="lab.save",
-                tooltip="Save the last results as JSON under .jaxlings/lab/"),
+        Binding("escape", "app.pop_screen", N_("Map"), id="lab.back", tooltip=N_("Back to the map (a run keeps going)")),
+        Binding("r", "run", N_("Run"), id="lab.run", tooltip=N_("Train the chosen variants")),
+        Binding("x", "stop", N_("Stop"), id="lab.stop", tooltip=N_("Stop the run within a second")),
+        Binding("ctrl+s", "save", N_("Save JSON"), id="lab.save",
+                tooltip=N_("Save the last results as JSON under .jaxlings/lab/")),
     ]
     # On the Run button, not in a field or the list: `r` and Enter start a run at once.
     AUTO_FOCUS = "#lab-run"
@@ -150,6 +175,9 @@ class LabScreen(CourseScreen):
         self._plot_dirty = False
         # `r` pressed before the variants are known: the run starts when they are.
         self._run_when_ready = False
+        self.hardware: str | None = None
+        # The headline's message and values, kept so it can be said again in another language.
+        self._headline_said: tuple[str | None, dict[str, Any]] = (INTRO, {})
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -159,48 +187,50 @@ class LabScreen(CourseScreen):
                 with Vertical(id="lab-settings"):
                     with Horizontal(id="lab-fields"):
                         with Vertical(classes="lab-field"):
-                            yield Label("Epochs")
+                            yield Label(_("Epochs"), id="lab-epochs-label")
                             yield Input("500", type="integer", id="lab-epochs")
                             yield Static("", id="lab-epochs-note", classes="lab-note")
                         with Vertical(classes="lab-field"):
-                            yield Label("Eager NNX epochs")
+                            yield Label(_("Eager NNX epochs"), id="lab-eager-label")
                             yield Input(
                                 str(EAGER_EPOCHS), type="integer", id="lab-eager-epochs",
-                                tooltip="Epochs actually run for NNX eager (about a second each on a CPU); "
-                                f"its full-run time is extrapolated and marked {EXTRAPOLATED}. "
-                                "Same as Epochs for a full run.",
+                                tooltip=self._eager_tooltip(),
                             )
                             yield Static("", id="lab-eager-note", classes="lab-note")
                     with Horizontal(id="lab-buttons"):
-                        yield Button("Run", id="lab-run", variant="success")
-                        yield Button("Stop", id="lab-stop", variant="error", disabled=True)
+                        yield Button(_("Run"), id="lab-run", variant="success")
+                        yield Button(_("Stop"), id="lab-stop", variant="error", disabled=True)
             with VerticalScroll(id="lab-out"):
-                yield Static("Detecting hardware…", id="lab-hardware")
-                yield Static(
-                    "Choose variants and epochs, then Run (r or Enter). Each variant trains the article's "
-                    "Titanic MLP (9→64→1, Adam 1e-3, batch 32).",
-                    id="lab-headline",
-                )
+                yield Static(_("Detecting hardware…"), id="lab-hardware")
+                yield Static(_(INTRO), id="lab-headline")
                 yield Vertical(id="lab-rows")
                 yield DataTable(id="lab-table", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="lab-legend")
                 yield LossPlot(id="lab-plot")
                 yield Static("", id="lab-plot-key")
                 yield Static("", id="lab-saved")
-        yield Footer()
+        yield CourseFooter()
+
+    @staticmethod
+    def _eager_tooltip() -> str:
+        return _("Epochs actually run for NNX eager (about a second each on a CPU); "
+                 "its full-run time is extrapolated and marked {mark}. "
+                 "Same as Epochs for a full run.").format(mark=EXTRAPOLATED)
 
     def on_mount(self) -> None:
-        self.sub_title = "Training lab"
+        self.sub_title = _("Training lab")
         table = self.query_one(DataTable)
-        for label, width in COLUMNS:
-            table.add_column(label if label == "Variant" else Text(label, justify="right"), width=width, key=label)
+        widths, table.header_height = self._column_layout()
+        for (label, _figures), width in zip(COLUMNS, widths):
+            shown = _(label)
+            table.add_column(shown if label == "Variant" else Text(shown, justify="right"), width=width, key=label)
         table.display = False
         self.query_one("#lab-variants").loading = True
         self._validate()
         self.set_interval(0.5, self._replot)
         self._detect()
 
-    @work(thread=True, exclusive=True, group="lab-detect", exit_on_error=False, description="detecting hardware")
+    @work(thread=True, exclusive=True, group="lab-detect", exit_on_error=False, description=N_("detecting hardware"))
     def _detect(self) -> None:
         services = self.app.services
         # The variants first (quick): Run works as soon as they are listed.
@@ -218,7 +248,61 @@ class LabScreen(CourseScreen):
             await self.action_run()
 
     def on_lab_screen_hardware_found(self, event: HardwareFound) -> None:
-        self.query_one("#lab-hardware", Static).update(f"[b]Hardware:[/b] {escape(event.summary)}")
+        self.hardware = event.summary
+        self._show_hardware()
+
+    def _show_hardware(self) -> None:
+        if self.hardware is None:
+            self.query_one("#lab-hardware", Static).update(_("Detecting hardware…"))
+        else:
+            self.query_one("#lab-hardware", Static).update("[b]" + _("Hardware:") + f"[/b] {escape(self.hardware)}")
+
+    def _headline(self, message: str | None, **values: Any) -> None:
+        """Show `message` (marked with N_) with `values`; None: the report's headline."""
+        self._headline_said = (message, values)
+        text = headline(values["report"]) if message is None else _(message).format(**values)
+        self.query_one("#lab-headline", Static).update(text)
+
+    def language_changed(self) -> None:
+        """Every label again in the language now in use; the settings, the run and its results stay."""
+        self.sub_title = _("Training lab")
+        self.query_one("#lab-epochs-label", Label).update(_("Epochs"))
+        self.query_one("#lab-eager-label", Label).update(_("Eager NNX epochs"))
+        self.query_one("#lab-eager-epochs", Input).tooltip = self._eager_tooltip()
+        self.query_one("#lab-run", Button).label = _("Run")
+        self.query_one("#lab-stop", Button).label = _("Stop")
+        self._show_hardware()
+        self._fit_columns()
+        self._validate()
+        self.query_one(LossPlot).language_changed()
+        self._headline(*self._headline_said[:1], **self._headline_said[1])
+        if self.report is not None and not self.running:
+            self._show_report(self.report)
+        saved = self.query_one("#lab-saved", Static)
+        if getattr(self, "_saved_said", None):
+            saved.update(Text(_(self._saved_said[0]).format(**self._saved_said[1])))
+
+    def _column_layout(self) -> tuple[list[int], int]:
+        return column_widths([_(label) for label, _figures in COLUMNS], [figures for _label, figures in COLUMNS],
+                             self.app.size.width - TABLE_MARGIN)
+
+    def _fit_columns(self) -> None:
+        """Headings in the language in use, widths for this terminal."""
+        table = self.query_one(DataTable)
+        widths, height = self._column_layout()
+        for (label, _figures), width in zip(COLUMNS, widths):
+            column = table.columns[ColumnKey(label)]
+            column.label = Text(_(label), justify="left" if label == "Variant" else "right")
+            column.width = width
+        table.header_height = height
+        # Labels and widths changed in place: the table's render caches are stale (Textual is pinned).
+        table._clear_caches()
+        table._require_update_dimensions = True
+        table.refresh(layout=True)
+
+    def on_resize(self) -> None:
+        if self.is_mounted and self.query(DataTable):
+            self._fit_columns()
 
     # -- settings -------------------------------------------------------------------
     def _settings(self) -> tuple[int | None, int | None]:
@@ -230,11 +314,11 @@ class LabScreen(CourseScreen):
             self._note("#lab-eager-note", why, error=True)
         elif epochs is not None and eager >= epochs:
             # Not an error: more eager epochs than epochs just means the full run.
-            self._note("#lab-eager-note", f"runs all {epochs:,} (above Epochs)" if eager > epochs else
-                       "runs all, no extrapolation")
+            self._note("#lab-eager-note", _("runs all {epochs} (above Epochs)").format(epochs=f"{epochs:,}")
+                       if eager > epochs else _("runs all, no extrapolation"))
             eager = epochs
         else:
-            self._note("#lab-eager-note", f"rest extrapolated ({EXTRAPOLATED})")
+            self._note("#lab-eager-note", _("rest extrapolated ({mark})").format(mark=EXTRAPOLATED))
         return epochs, eager
 
     def _note(self, selector: str, text: str, *, error: bool = False) -> None:
@@ -255,18 +339,18 @@ class LabScreen(CourseScreen):
             return
         if not self.variants:
             self._run_when_ready = True
-            self.query_one("#lab-headline", Static).update("Starting as soon as the variants are listed…")
+            self._headline(N_("Starting as soon as the variants are listed…"))
             return
         chosen = list(self.query_one("#lab-variants", SelectionList).selected)
         if not chosen:
-            self.query_one("#lab-headline", Static).update("[b]Tick at least one variant[/b], then Run.")
+            self._headline(N_("[b]Tick at least one variant[/b], then Run."))
             self.query_one("#lab-variants").focus()
             return
         epochs, eager = self._settings()
         if epochs is None or (EAGER in chosen and eager is None):
             # The reason stays beside the field, in red; the field gets the focus.
             self.query_one("#lab-epochs" if epochs is None else "#lab-eager-epochs", Input).focus()
-            self.query_one("#lab-headline", Static).update("[b]Fix the setting marked in red[/b], then Run.")
+            self._headline(N_("[b]Fix the setting marked in red[/b], then Run."))
             return
         per_variant: dict[str, int] = {}
         if EAGER in chosen and eager is not None and eager < epochs:
@@ -279,10 +363,10 @@ class LabScreen(CourseScreen):
         self._losses = {v: [] for v in chosen}
         self._plot_dirty = True
         self._cancel = threading.Event()
-        self.query_one("#lab-headline", Static).update(f"Training {len(chosen)} variant(s) for {epochs} epochs…")
+        self._headline(N_("Training {count} variant(s) for {epochs} epochs…"), count=len(chosen), epochs=epochs)
         self._train(chosen, epochs, per_variant, self._cancel)
 
-    @work(thread=True, exclusive=True, group="lab", exit_on_error=False, description="training")
+    @work(thread=True, exclusive=True, group="lab", exit_on_error=False, description=N_("training"))
     def _train(self, variants: list[str], epochs: int, per_variant: dict[str, int], cancel: threading.Event) -> None:
         losses = self._losses
 
@@ -311,7 +395,7 @@ class LabScreen(CourseScreen):
         self.running = False
         report = event.report
         if report is None:
-            self.query_one("#lab-headline", Static).update("✗ The run failed; see the message.")
+            self._headline(N_("✗ The run failed; see the message."))
             return
         self.report = report
         self.app.lab_reports.append(report)
@@ -325,7 +409,7 @@ class LabScreen(CourseScreen):
             ok = r.status == "ok"
             numbers = [
                 "" if r.compile_s is None or not ok else fmt_seconds(r.compile_s),
-                fmt_ms(r.ms_per_epoch) if ok else ("failed" if r.status == "failed" else "stopped"),
+                fmt_ms(r.ms_per_epoch) if ok else (_("failed") if r.status == "failed" else _("stopped")),
                 _full_run(r) if ok else MISSING,
                 fmt_speedup(report.speedup(r.variant, EAGER)),
                 fmt_speedup(report.speedup(r.variant, "torch_eager")),
@@ -337,7 +421,7 @@ class LabScreen(CourseScreen):
             )
             rows = self.query(f"#row-{r.variant}")
             if rows:
-                done = "✓ done" if ok else f"✗ {r.status}"
+                done = _("✓ done") if ok else f"✗ {_(r.status)}"
                 if r.error:
                     done += f": {r.error}"
                 rows.first(VariantRow).finish(done, len(r.losses), r.epochs)
@@ -345,7 +429,7 @@ class LabScreen(CourseScreen):
             [(r.variant, r.epochs) for r in report.results if r.extrapolated], report.config.epochs, app=True))))
         self._set_curves({r.variant: list(r.losses) for r in report.results if r.losses})
         self._plot_dirty = False
-        self.query_one("#lab-headline", Static).update(headline(report))
+        self._headline(None, report=report)
 
     def _set_curves(self, curves: dict[str, list[float]]) -> None:
         self.query_one(LossPlot).set_curves(curves)
@@ -362,16 +446,16 @@ class LabScreen(CourseScreen):
     def action_stop(self) -> None:
         if self.running:
             self._cancel.set()
-            self.query_one("#lab-headline", Static).update("Stopping…")
+            self._headline(N_("Stopping…"))
 
     # -- save ---------------------------------------------------------------------------
     def action_save(self) -> None:
         if self.report is None:
-            self.notify("Nothing to save yet: run the lab first.")
+            self.notify(_("Nothing to save yet: run the lab first."))
             return
         self._save(self.report)
 
-    @work(thread=True, exclusive=True, group="lab-save", exit_on_error=False, description="saving results")
+    @work(thread=True, exclusive=True, group="lab-save", exit_on_error=False, description=N_("saving results"))
     def _save(self, report: Any) -> None:
         try:
             path = save_report(report.to_dict())
@@ -383,13 +467,15 @@ class LabScreen(CourseScreen):
     def on_lab_screen_saved(self, event: Saved) -> None:
         saved = self.query_one("#lab-saved", Static)
         if event.error:
-            saved.update(Text(f"✗ Not saved: {event.error}"))
-            self.notify(event.error, title="Results not saved", severity="error")
+            self._saved_said = (N_("✗ Not saved: {error}"), {"error": event.error})
+            saved.update(Text(_("✗ Not saved: {error}").format(error=event.error)))
+            self.notify(event.error, title=_("Results not saved"), severity="error", markup=False)
             return
         shown = _relative(event.path)
         # Said where it stays visible, not only in a toast.
-        saved.update(Text(f"Saved to {shown}"))
-        self.notify(f"Saved to {shown}", title="Results saved")
+        self._saved_said = (N_("Saved to {path}"), {"path": shown})
+        saved.update(Text(_("Saved to {path}").format(path=shown)))
+        self.notify(_("Saved to {path}").format(path=shown), title=_("Results saved"), markup=False)
 
     # -- buttons and key state --------------------------------------------------------
     @on(Button.Pressed, "#lab-run")

@@ -12,11 +12,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Markdown, OptionList, Static
+from textual.widgets import Header, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
+from course.i18n import N_, _, content
 from course.tui.screens.base import CourseScreen
 from course.tui.widgets.code import CodePair, CodePanel
+from course.tui.widgets.footer import CourseFooter
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
@@ -35,23 +37,25 @@ def split_sections(text: str) -> list[tuple[tuple[int, str] | None, str]]:
 
 def _block_title(block: Any) -> str:
     if block.language in ("text", "console", "output"):
-        return "Output"
+        return _("Output")
     name = "PyTorch" if block.framework == "torch" else "JAX"
     if block.raises:
-        return f"{name} · raises {block.raises}"
+        return _("{framework} · raises {error}").format(framework=name, error=block.raises)
     return name
 
 
 class LessonScreen(CourseScreen):
     BINDINGS = [
-        Binding("escape", "app.back_to_map", "Map", id="lesson.back", tooltip="Back to the course map"),
-        Binding("e", "exercise", "Exercise", id="lesson.exercise", tooltip="Open this lesson's next exercise"),
-        Binding("t", "toggle_contents", "Contents", id="lesson.contents", tooltip="Show or hide the table of contents"),
+        Binding("escape", "app.back_to_map", N_("Map"), id="lesson.back", tooltip=N_("Back to the course map")),
+        Binding("e", "exercise", N_("Exercise"), id="lesson.exercise", tooltip=N_("Open this lesson's next exercise")),
+        Binding("t", "toggle_contents", N_("Contents"), id="lesson.contents",
+                tooltip=N_("Show or hide the table of contents")),
     ]
 
     @dataclass
     class Loaded(Message):
         lesson_text: Any
+        path: Any = None
 
     def __init__(self, lesson: Any) -> None:
         super().__init__()
@@ -63,21 +67,34 @@ class LessonScreen(CourseScreen):
         with Horizontal(id="lesson-main"):
             yield OptionList(id="lesson-toc")
             yield VerticalScroll(id="lesson-body")
-        yield Footer()
+        yield CourseFooter()
 
     def on_mount(self) -> None:
-        from course.i18n import content
-
         self.sub_title = content(self.lesson.title)
         self.query_one("#lesson-body").loading = True
         self._load()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, description="reading the lesson")
+    def language_changed(self) -> None:
+        """Read the lesson again, in the edition of the language now in use."""
+        self.call_later(self._reload)
+
+    async def _reload(self) -> None:
+        self.sub_title = content(self.lesson.title)
+        body = self.query_one("#lesson-body", VerticalScroll)
+        await body.remove_children()
+        self.query_one("#lesson-toc", OptionList).clear_options()
+        self.sections = []
+        body.loading = True
+        self._load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, description=N_("reading the lesson"))
     def _load(self) -> None:
-        text = self.app.services.load_lesson(self.lesson.lesson_path())
-        self.post_message(self.Loaded(text))
+        path = self.lesson.lesson_path()
+        self.post_message(self.Loaded(self.app.services.load_lesson(path), path))
 
     async def on_lesson_screen_loaded(self, event: Loaded) -> None:
+        if event.path is not None and event.path != self.lesson.lesson_path():
+            return  # read before the language changed; the other edition is on its way
         body = self.query_one("#lesson-body", VerticalScroll)
         widgets = self._widgets_for(event.lesson_text)
         await body.mount_all(widgets)
@@ -110,7 +127,7 @@ class LessonScreen(CourseScreen):
                     CodePanel(segment.code, title=_block_title(segment), language=segment.language, classes=classes)
                 )
         if not widgets:
-            widgets.append(Static("This lesson has no text yet.", classes="prose"))
+            widgets.append(Static(_("This lesson has no text yet."), classes="prose"))
         return widgets
 
     @on(OptionList.OptionSelected, "#lesson-toc")
@@ -130,7 +147,7 @@ class LessonScreen(CourseScreen):
     def action_exercise(self) -> None:
         exercises = list(self.lesson.exercises)
         if not exercises:
-            self.notify("This lesson has no exercise.")
+            self.notify(_("This lesson has no exercise."))
             return
         progress = self.app.progress
         pending = [e for e in exercises if not progress.is_done(e.name)]

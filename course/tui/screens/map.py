@@ -11,10 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Footer, Header, ProgressBar, Static, Tree
+from textual.widgets import Header, ProgressBar, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from course.i18n import N_, _, content
 from course.tui.screens.base import CourseScreen
+from course.tui.widgets.footer import CourseFooter
 
 DONE = "✓"
 PENDING = "○"
@@ -29,8 +31,8 @@ class Entry:
 
 class MapScreen(CourseScreen):
     BINDINGS = [
-        Binding("n", "next_exercise", "Next exercise", id="map.next", tooltip="Open the first exercise not done yet"),
-        Binding("l", "lab", "Training lab", id="map.lab", tooltip="PyTorch vs JAX, with and without jit"),
+        Binding("n", "next_exercise", N_("Next exercise"), id="map.next", tooltip=N_("Open the first exercise not done yet")),
+        Binding("l", "lab", N_("Training lab"), id="map.lab", tooltip=N_("PyTorch vs JAX, with and without jit")),
     ]
 
     @dataclass
@@ -43,20 +45,20 @@ class MapScreen(CourseScreen):
         yield Header()
         with Vertical(id="map-top"):
             with Horizontal(id="map-summary"):
-                yield Static("Loading the course…", id="map-count")
+                yield Static(_("Loading the course…"), id="map-count")
                 yield ProgressBar(total=1, show_eta=False, id="map-progress")
             yield Static("", id="map-next")
         tree: Tree[Entry] = Tree("Course", id="map-tree")
         tree.show_root = False
         tree.auto_expand = False
         yield tree
-        yield Footer()
+        yield CourseFooter()
 
     def on_mount(self) -> None:
         self.query_one(Tree).loading = True
         self._load_course()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, description="loading the course")
+    @work(thread=True, exclusive=True, exit_on_error=False, description=N_("loading the course"))
     def _load_course(self) -> None:
         services = self.app.services
         catalog = services.load_catalog()
@@ -67,7 +69,7 @@ class MapScreen(CourseScreen):
         self.app.catalog = event.catalog
         self.app.progress = event.progress
         for warning in getattr(event.progress, "warnings", None) or []:
-            self.notify(str(warning), title="Progress file", severity="warning", timeout=15)
+            self.notify(str(warning), title=_("Progress file"), severity="warning", timeout=15)
         self.query_one(Tree).loading = False
         self._build_tree()
         self.focus_next_pending()
@@ -82,7 +84,7 @@ class MapScreen(CourseScreen):
 
             self.query_one(Tree).loading = False
             self.query_one("#map-count", Static).update(
-                f"✗ The course could not be loaded. {describe(event.worker.error)}"
+                _("✗ The course could not be loaded. {why}").format(why=describe(event.worker.error))
             )
 
     def on_screen_resume(self) -> None:
@@ -109,8 +111,6 @@ class MapScreen(CourseScreen):
         return self.app.progress.next_pending(self.app.catalog)
 
     def _build_tree(self) -> None:
-        from course.i18n import content
-
         catalog, progress = self.app.catalog, self.app.progress
         nxt = self._next_pending()
         next_name = nxt.name if nxt is not None else None
@@ -118,6 +118,7 @@ class MapScreen(CourseScreen):
         expanded = {n.data.name for n in tree.root.children if n.is_expanded}
         tree.clear()
         total = done = 0
+        next_word, done_word = _("next"), _("done")
         for number, lesson in enumerate(catalog.lessons, start=1):
             names = [e.name for e in lesson.exercises]
             finished = sum(progress.is_done(n) for n in names)
@@ -131,22 +132,24 @@ class MapScreen(CourseScreen):
             )
             for exercise in lesson.exercises:
                 if exercise.name == next_name:
-                    label = f"{NEXT} {exercise.name}  [b]next[/b]"
+                    label = f"{NEXT} {exercise.name}  [b]{next_word}[/b]"
                 elif progress.is_done(exercise.name):
-                    label = f"{DONE} {exercise.name}  [dim]done[/dim]"
+                    label = f"{DONE} {exercise.name}  [dim]{done_word}[/dim]"
                 else:
                     label = f"{PENDING} {exercise.name}"
                 node.add_leaf(label, data=Entry("exercise", exercise.name))
-        self.query_one("#map-count", Static).update(f"{done} of {total} exercises done")
+        self.query_one("#map-count", Static).update(_("{done} of {total} exercises done").format(done=done, total=total))
         self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
         if nxt is None:
-            text = f"{DONE} Every exercise passes. Well done! Press [b]l[/b] for the training lab."
+            text = f"{DONE} " + _("Every exercise passes. Well done! Press [b]l[/b] for the training lab.")
         elif self._starts_a_lesson(nxt):
             number, lesson = self._lesson_of(nxt.name)
-            text = (f"Next: lesson {number}, [b]{escape(content(lesson.title))}[/b] — Enter to read it, "
-                    f"[b]n[/b] to go straight to its exercise {nxt.name}.")
+            text = _("Next: lesson {number}, [b]{title}[/b] — Enter to read it, "
+                     "[b]n[/b] to go straight to its exercise {name}.").format(
+                number=number, title=escape(content(lesson.title)), name=nxt.name)
         else:
-            text = f"Next: [b]{nxt.name}[/b] — press [b]n[/b] to open it, Enter to open what the cursor is on."
+            text = _("Next: [b]{name}[/b] — press [b]n[/b] to open it, Enter to open what the cursor is on.").format(
+                name=nxt.name)
         self.query_one("#map-next", Static).update(text)
 
     def _lesson_of(self, exercise_name: str) -> tuple[int, Any]:
@@ -157,7 +160,7 @@ class MapScreen(CourseScreen):
 
     def _starts_a_lesson(self, exercise: Any) -> bool:
         """The next exercise opens a lesson and was never tried: read the lesson first."""
-        _, lesson = self._lesson_of(exercise.name)
+        _number, lesson = self._lesson_of(exercise.name)
         return lesson.exercises[0].name == exercise.name and self.app.progress.entry(exercise.name) is None
 
     def focus_next_pending(self) -> None:
@@ -167,7 +170,7 @@ class MapScreen(CourseScreen):
         tree = self.query_one(Tree)
         target = nxt.name if nxt is not None else None
         if nxt is not None and self._starts_a_lesson(nxt):
-            _, lesson = self._lesson_of(nxt.name)
+            _number, lesson = self._lesson_of(nxt.name)
             for lesson_node in tree.root.children:
                 if lesson_node.data.name == lesson.name:
                     self.call_after_refresh(self._move_cursor, lesson_node)
@@ -200,12 +203,18 @@ class MapScreen(CourseScreen):
             return
         nxt = self._next_pending()
         if nxt is None:
-            self.notify("Every exercise passes. Try the training lab (l).", title="All done")
+            self.notify(_("Every exercise passes. Try the training lab (l)."), title=_("All done"))
         else:
             self.app.open_exercise(nxt.name)
 
     def action_lab(self) -> None:
         self.app.open_lab()
+
+    def language_changed(self) -> None:
+        if self.app.catalog is None:
+            self.query_one("#map-count", Static).update(_("Loading the course…"))
+        else:
+            self.progress_changed()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "next_exercise" and self.app.catalog is None:

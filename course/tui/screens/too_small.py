@@ -7,6 +7,8 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from course.i18n import _
+
 MIN_WIDTH = 80
 MIN_HEIGHT = 20
 
@@ -30,7 +32,8 @@ class TooSmallScreen(ModalScreen[None]):
 
     def update_size(self, width: int, height: int) -> None:
         self.query_one("#too-small-text", Static).update(
-            f"The terminal is {width}×{height}; jaxlings needs at least "
-            f"{MIN_WIDTH}×{MIN_HEIGHT}.\n\nMake the window larger (or the font smaller). "
-            "Nothing is lost meanwhile; Ctrl+Q quits."
+            _("The terminal is {width}×{height}; jaxlings needs at least "
+              "{min_width}×{min_height}.\n\nMake the window larger (or the font smaller). "
+              "Nothing is lost meanwhile; Ctrl+Q quits.").format(
+                width=width, height=height, min_width=MIN_WIDTH, min_height=MIN_HEIGHT)
         )

@@ -9,6 +9,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from course.i18n import N_, _
+
 SAVE = "save"
 DISCARD = "discard"
 
@@ -17,9 +19,9 @@ class UnsavedScreen(ModalScreen[str | None]):
     """Dismisses with SAVE, DISCARD, or None to stay where you are."""
 
     BINDINGS = [
-        Binding("s", "answer('save')", "Save", id="unsaved.save"),
-        Binding("d", "answer('discard')", "Discard", id="unsaved.discard"),
-        Binding("c,escape", "answer(None)", "Cancel", id="unsaved.cancel"),
+        Binding("s", "answer('save')", N_("Save"), id="unsaved.save"),
+        Binding("d", "answer('discard')", N_("Discard"), id="unsaved.discard"),
+        Binding("c,escape", "answer(None)", N_("Cancel"), id="unsaved.cancel"),
     ]
 
     def __init__(self, file: str, doing: str) -> None:
@@ -31,16 +33,16 @@ class UnsavedScreen(ModalScreen[str | None]):
         with Vertical(id="confirm-box"):
             yield Static(id="confirm-question")
             with Horizontal(id="confirm-buttons"):
-                yield Button("Save (s)", variant="primary", id="unsaved-save")
-                yield Button("Discard (d)", variant="error", id="unsaved-discard")
-                yield Button("Cancel (c)", id="unsaved-cancel")
+                yield Button(_("Save (s)"), variant="primary", id="unsaved-save")
+                yield Button(_("Discard (d)"), variant="error", id="unsaved-discard")
+                yield Button(_("Cancel (c)"), id="unsaved-cancel")
 
     def on_mount(self) -> None:
         from textual.content import Content
 
         self.query_one("#confirm-question", Static).update(
             Content.from_markup(
-                "[b]$file[/b] has unsaved edits.\nSave them before $doing?", file=self.file, doing=self.doing
+                _("[b]$file[/b] has unsaved edits.\nSave them before $doing?"), file=self.file, doing=self.doing
             )
         )
         # Staying is the answer that loses nothing, so a stray Enter picks it.

@@ -8,6 +8,8 @@ import difflib
 from textual.content import Content
 from textual.widgets import Static
 
+from course.i18n import _
+
 
 def diff_lines(mine: str, reference: str) -> list[tuple[str, str]]:
     """(mark, line) for the whole reference file: " " same, "-" only in yours,
@@ -26,10 +28,10 @@ def diff_lines(mine: str, reference: str) -> list[tuple[str, str]]:
 def diff_content(mine: str, reference: str) -> Content:
     styles = {" ": "", "-": "$error", "+": "$success"}
     lines = diff_lines(mine, reference)
-    if not any(mark != " " for mark, _ in lines):
-        head = Content.from_markup("[b $success]Your code is the reference solution, line for line.[/]")
+    if not any(mark != " " for mark, _line in lines):
+        head = Content.from_markup("[b $success]" + _("Your code is the reference solution, line for line.") + "[/]")
     else:
-        head = Content.from_markup("[dim]- your line   + the solution's line[/dim]")
+        head = Content.from_markup("[dim]" + _("- your line   + the solution's line") + "[/dim]")
     body = [head]
     for mark, line in lines:
         text = Content(f"{mark} {line}")

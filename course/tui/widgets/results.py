@@ -7,9 +7,13 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
+from course.i18n import N_, _
+
 PASS = "✓"
 FAIL = "✗"
 SKIP = "–"
+# A check's outcome as the runner reports it, in words for the results panel.
+OUTCOMES = {"passed": N_("passed"), "failed": N_("failed"), "skipped": N_("skipped"), "error": N_("error")}
 
 
 def _mark(outcome: str) -> tuple[str, str]:
@@ -28,37 +32,45 @@ def result_content(result: Any, failure_line: int | None = None) -> Content:
     if result.passed:
         parts.append(
             Content.from_markup(
-                f"[b $success]{PASS} Passed[/]: all {len(checks)} checks. "
-                "Outside the editor (Esc): [b]s[/b] the solution as a diff, [b]n[/b] the next exercise."
+                f"[b $success]{PASS} " + _("Passed") + "[/]: " + _(
+                    "all {count} checks. "
+                    "Outside the editor (Esc): [b]s[/b] the solution as a diff, [b]n[/b] the next exercise."
+                ).format(count=len(checks))
             )
         )
     else:
-        head = f"{len(failed)} of {len(checks)} checks failed" if checks else getattr(result, "headline", "Not passed")
+        head = (_("{failed} of {total} checks failed").format(failed=len(failed), total=len(checks)) if checks
+                else getattr(result, "headline", None) or _("Not passed"))
         from course.engine.runner import HEADLINES  # here, not at start-up: the runner brings NumPy
 
-        cause = f": {HEADLINES.get(result.cause, result.cause)}" if result.cause else ""
-        parts.append(Content.from_markup(f"[b $error]{FAIL} {head}[/]$cause.", cause=cause))
+        # The sentence in the language in use (Japanese ends it with 。); the headline stays first, in bold.
+        sentence = _("{head}: {cause}.") if result.cause else _("{head}.")
+        rest = sentence.replace("{head}", "", 1).format(cause=_(HEADLINES.get(result.cause, result.cause or "")))
+        parts.append(Content.from_markup(f"[b $error]{FAIL} $head[/]$rest", head=head, rest=rest))
         if result.message and not failed:
             parts.append(Content(str(result.message).rstrip()))
     if failure_line is not None:
         parts.append(
             Content.from_markup(
-                f"[b][@click=screen.jump_to_line({int(failure_line)})]→ Go to line {int(failure_line)}[/][/b] "
-                "[dim](click it, or g outside the editor)[/dim]"
+                f"[b][@click=screen.jump_to_line({int(failure_line)})]→ "
+                + _("Go to line {line}").format(line=int(failure_line))
+                + "[/][/b] [dim]" + _("(click it, or g outside the editor)") + "[/dim]"
             )
         )
     for check in checks:
         mark, style = _mark(check.outcome)
-        parts.append(Content.from_markup(f"[{style}]{mark}[/] [b]$name[/] [dim]$outcome[/]", name=check.name, outcome=check.outcome))
+        outcome = _(OUTCOMES.get(check.outcome, check.outcome))
+        parts.append(Content.from_markup(f"[{style}]{mark}[/] [b]$name[/] [dim]$outcome[/]",
+                                         name=check.name, outcome=outcome))
         if mark == FAIL and check.message:
             indented = "\n".join("    " + line for line in str(check.message).rstrip().splitlines())
             parts.append(Content(indented))
     output = str(getattr(result, "output", "") or "").rstrip()
     if output:
-        parts.append(Content.from_markup("[b]Your code printed:[/b]"))
+        parts.append(Content.from_markup("[b]" + _("Your code printed:") + "[/b]"))
         parts.append(Content("\n".join("    " + line for line in output.splitlines()[-12:])))
     if result.seed is not None:
-        parts.append(Content.from_markup("[dim]Random inputs from seed $seed.[/]", seed=str(result.seed)))
+        parts.append(Content.from_markup("[dim]" + _("Random inputs from seed $seed.") + "[/]", seed=str(result.seed)))
     return Content("\n").join(parts)
 
 
@@ -68,14 +80,16 @@ class ResultsView(Static):
     def show_idle(self, watching: str) -> None:
         self.update(
             Content.from_markup(
-                "No check run yet. Edit the file, then [b]Ctrl+S[/b] to save and check. "
-                f"{watching}"
+                _("No check run yet. Edit the file, then [b]Ctrl+S[/b] to save and check.") + " $watching",
+                watching=watching,
             )
         )
 
     def show_running(self, budget: float | None = None) -> None:
-        limit = f" It may take up to {budget:g} s; the status line counts the seconds." if budget else ""
-        self.update(Content.from_markup("[b]… Checking[/b] your code in a separate Python process.$limit", limit=limit))
+        limit = " " + _("It may take up to {seconds} s; the status line counts the seconds.").format(
+            seconds=f"{budget:g}") if budget else ""
+        self.update(Content.from_markup(_("[b]… Checking[/b] your code in a separate Python process.") + "$limit",
+                                        limit=limit))
 
     def show_result(self, result: Any, failure_line: int | None = None) -> None:
         self.update(result_content(result, failure_line))
