@@ -65,10 +65,17 @@ def _case(rng, sizes=None):
                     "bias": (0.1 * rng.standard_normal(1)).astype(np.float32)},
     }
     x = rng.standard_normal((batch, d_in)).astype(np.float32)
-    y = rng.integers(0, 2, size=batch).astype(np.float32)
     # Centre the logits so that about half are positive: the accuracy then tells thresholds apart.
     z = np.maximum(x @ params["linear1"]["kernel"] + params["linear1"]["bias"], 0) @ params["linear2"]["kernel"]
     params["linear2"]["bias"] = (-np.median(z) + 0.01 * rng.standard_normal(1)).astype(np.float32)
+    positive = (z[:, 0] + params["linear2"]["bias"][0]) > 0
+    # Labels whose accuracy differs from what a constant prediction scores (a threshold that is
+    # always or never met, e.g. sigmoid(z) > 0): such a mistake must not pass by luck.
+    for _ in range(100):
+        y = rng.integers(0, 2, size=batch).astype(np.float32)
+        accuracy = np.mean(positive == (y == 1))
+        if batch < 2 or not np.isclose(accuracy, y.mean()) and not np.isclose(accuracy, 1 - y.mean()):
+            break
     return params, x, y
 
 
