@@ -94,6 +94,7 @@ def _takes_name(mod) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _stacks_on_sigusr1()
     try:
         code = _main(list(sys.argv[1:] if argv is None else argv))
         sys.stdout.flush()  # a closed pipe shows up here rather than at interpreter exit
@@ -103,6 +104,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return _reader_went_away()
+
+
+def _stacks_on_sigusr1() -> None:
+    """`kill -USR1 <pid>` prints every thread's stack to stderr: what a stuck `jaxlings` is doing."""
+    import faulthandler
+    import signal
+
+    try:
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    except (AttributeError, ValueError, RuntimeError, OSError):  # no SIGUSR1 here, or stderr is not a file
+        pass
 
 
 def take_lang(argv: list[str]) -> tuple[str | None, list[str]]:

@@ -407,3 +407,14 @@ def test_solution_still_shows_when_your_file_is_not_utf8(course, capsys):
     assert main(["solution", "fx_scale"]) == 0
     captured = capsys.readouterr()
     assert "reference solution" in captured.out and "is not UTF-8 text (byte 0xe9 at line 1)" in captured.err
+
+
+def test_sigusr1_prints_the_stacks_of_a_running_jaxlings():
+    import subprocess
+    import sys
+
+    code = ("import os, signal\nfrom course.cli import _stacks_on_sigusr1\n_stacks_on_sigusr1()\n"
+            "os.kill(os.getpid(), signal.SIGUSR1)\nprint('still running')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert proc.returncode == 0 and "still running" in proc.stdout
+    assert "most recent call first" in proc.stderr and "<string>" in proc.stderr

@@ -309,8 +309,21 @@ def test_watch_without_a_terminal_rechecks_on_save_until_interrupted(tmp_path):
         (tmp_path / "ws" / "exercises" / "01_basics" / "scale.py").write_text("def scale(x, alpha):\n    return x\n")
         wait_for("Ctrl-C to stop", 2)  # the save was checked
         proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=60)
-        text = (output + rest).decode(errors="replace")
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)  # the CLI prints its threads' stacks: say where it is stuck
+            time.sleep(2)
+            while select.select([proc.stdout], [], [], 1.0)[0] and (chunk := os.read(proc.stdout.fileno(), 65536)):
+                output += chunk
+            raise AssertionError("watch did not end on Ctrl-C:\n" + output.decode(errors="replace")[-6000:]) from None
+        end = time.monotonic() + 30  # the rest of its output; EOF once nothing holds the pipe any more
+        while time.monotonic() < end and select.select([proc.stdout], [], [], 1.0)[0]:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            output += chunk
+        text = output.decode(errors="replace")
     finally:
         if proc.poll() is None:
             proc.kill()
