@@ -57,7 +57,7 @@ def probe_save(module, states, d, hidden):
     return saved
 
 
-def probe_restore(module, files, d, hidden, x, slot):
+def probe_restore(module, files, d, hidden, x, label):
     import os
 
     import jax
@@ -73,13 +73,13 @@ def probe_restore(module, files, d, hidden, x, slot):
         def __call__(self, v):
             return self.l2(jax.nn.relu(self.bn(self.l1(v))))
 
-    path = os.path.abspath(os.path.join("moved", f"slot{slot}", "ckpt"))
+    path = os.path.abspath(os.path.join("moved", f"copy-{label}", "ckpt"))
     for rel, data in files.items():
         full = os.path.join(path, rel)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "wb") as f:
             f.write(data.tobytes())
-    restored = module.restore_model(path, lambda: MLP(d, hidden, nnx.Rngs(1000 + slot)))
+    restored = module.restore_model(path, lambda: MLP(d, hidden, nnx.Rngs(int(label, 16) % 100_000)))
     if not isinstance(restored, nnx.Module):
         return {"error": f"restore_model returned {type(restored).__name__}, not an nnx.Module"}
     return {"state": nnx.to_pure_dict(nnx.state(restored)), "out": restored(jnp.asarray(x))}
@@ -127,9 +127,12 @@ def test_restored_models_are_the_saved_ones(learner, rng, seed):
             fail(f"save_model wrote the same bytes for two models with different weights ({what}): "
                  "save the state of the model you are given.")
     x = rng.standard_normal((int(rng.integers(4, 12)), d)).astype(np.float32)
-    for slot, i in enumerate(rng.permutation(N_SAVED)[:2]):
+    for i in rng.permutation(N_SAVED)[:2]:
         i = int(i)
-        got = learner.probe(probe_restore, files[i], d, hidden, x, slot)
+        # The copy's folder is named by a token, not a number: nothing in the learner's process
+        # says which of the saved models this is, except the files themselves.
+        label = f"{int(rng.integers(1 << 31)):08x}"
+        got = learner.probe(probe_restore, files[i], d, hidden, x, label)
         call = f"restore_model(path, make_model) on a copy of the directory model {i} ({what}) was saved to"
         if "error" in got:
             fail(f"{call}: {got['error']}.")
