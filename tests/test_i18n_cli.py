@@ -126,8 +126,7 @@ def test_doctor_json_reports_translations(course, capsys):
 
 
 def test_watch_key_help_and_messages_in_japanese(course, tmp_path):
-    import queue
-
+    
     from course.catalog import load_catalog
     from course.engine.runner import CheckOutcome, ExerciseResult
     from course.watching import WatchLoop
@@ -143,19 +142,9 @@ def test_watch_key_help_and_messages_in_japanese(course, tmp_path):
         return ExerciseResult(exercise.name, passed, None if passed else "wrong_result",
                               "ok" if passed else "Wrong result", [outcome], 0.1, 5)
 
-    class Idle(queue.Queue):
-        """Hands out the learner's next key only when the loop waits for one (as in test_watch)."""
+    from test_watch import Script  # hands out the next key only when the loop waits for one
 
-        def __init__(self, keys):
-            super().__init__()
-            self.keys = list(keys)
-
-        def get(self, block=True, timeout=None):
-            if not self.empty() or not block:
-                return super().get(block=False)
-            return ("key", self.keys.pop(0))
-
-    events = Idle(["n", "h", "c", "q"])
+    events = Script([("key", k) for k in ("n", "h", "c", "q")])
     out = io.StringIO()
     i18n.set_language("ja")
     loop = WatchLoop(catalog, catalog.exercise("fx_scale"), check=check, console=Console(file=out, width=100),
