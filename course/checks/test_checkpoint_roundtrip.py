@@ -39,7 +39,8 @@ def probe_save(module, states, d, hidden):
 
     saved = []
     for i, pure in enumerate(states):
-        model = MLP(d, hidden, nnx.Rngs(i))
+        # Built abstractly (no random initialisation to compile and run: every value is replaced).
+        model = nnx.eval_shape(lambda: MLP(d, hidden, nnx.Rngs(i)))
         state = nnx.state(model)
         nnx.replace_by_pure_dict(state, pure)
         nnx.update(model, state)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, fail
+from course.engine.checking import assert_close, fail, side_by_side
 from course.engine.programs import ProgramError, run
 
 TIMEOUT = 60
@@ -42,7 +42,7 @@ def _inputs(rng):
 def _both(learner, reference, rng):
     x, w, a, limit = _inputs(rng)
     args = (x, w, a, limit)
-    return x, limit, learner.probe(probe_clip, *args), reference.probe(probe_clip, *args)
+    return x, limit, *side_by_side(learner, reference).probe(probe_clip, *args)
 
 
 def test_forward_is_the_identity(learner, reference, rng):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_equal, fail
+from course.engine.checking import assert_equal, fail, side_by_side
 
 TIMEOUT = 60
 
@@ -24,38 +24,41 @@ def probe_models(module, sizes, seed, fn_name):
 
     d_in, hidden, d_out = sizes["d_in"], sizes["hidden"], sizes["d_out"]
     rngs = nnx.Rngs(seed)
-    # Layer shapes repeat across the models on purpose: JAX compiles the
-    # initialiser once per new shape, and that dominates the check's time.
+    # A count depends on shapes alone. Random initialisers would compile a few
+    # programs for every new shape, and the sizes are fresh for every run;
+    # zeros compile one each. Layer shapes repeat across the models for the same reason.
+    zeros = nnx.initializers.zeros_init()
 
     class WithNormAndDropout(nnx.Module):
         def __init__(self):
-            self.linear1 = nnx.Linear(d_in, hidden, rngs=rngs)
+            self.linear1 = nnx.Linear(d_in, hidden, kernel_init=zeros, rngs=rngs)
             self.norm = nnx.BatchNorm(hidden, rngs=rngs)
             self.dropout = nnx.Dropout(0.3, rngs=rngs)
-            self.linear2 = nnx.Linear(hidden, d_out, rngs=rngs)
+            self.linear2 = nnx.Linear(hidden, d_out, kernel_init=zeros, rngs=rngs)
 
     class Stack(nnx.Module):
         def __init__(self):
-            self.blocks = nnx.List([nnx.Linear(hidden, hidden, use_bias=False, rngs=rngs)
+            self.blocks = nnx.List([nnx.Linear(hidden, hidden, use_bias=False, kernel_init=zeros, rngs=rngs)
                                     for _ in range(sizes["depth"])])
             self.norm = nnx.LayerNorm(hidden, rngs=rngs)
 
     class Embedding(nnx.Module):
         def __init__(self):
-            self.embed = nnx.Embed(sizes["vocab"], hidden, rngs=rngs)
-            self.head = nnx.Linear(hidden, d_out, rngs=rngs)
+            self.embed = nnx.Embed(sizes["vocab"], hidden, embedding_init=zeros, rngs=rngs)
+            self.head = nnx.Linear(hidden, d_out, kernel_init=zeros, rngs=rngs)
 
     class Tied(nnx.Module):
         # One layer reachable under two names counts once, as in PyTorch.
         def __init__(self):
-            self.encoder = nnx.Linear(hidden, hidden, rngs=rngs)
+            self.encoder = nnx.Linear(hidden, hidden, kernel_init=zeros, rngs=rngs)
             self.decoder = self.encoder
 
     models = {
         "an MLP with BatchNorm and Dropout": WithNormAndDropout(),
         "a stack of bias-free Linear layers and a LayerNorm": Stack(),
         "a Sequential": nnx.Sequential(
-            nnx.Linear(d_in, hidden, rngs=rngs), nnx.relu, nnx.Linear(hidden, d_out, use_bias=False, rngs=rngs),
+            nnx.Linear(d_in, hidden, kernel_init=zeros, rngs=rngs), nnx.relu,
+            nnx.Linear(hidden, d_out, use_bias=False, kernel_init=zeros, rngs=rngs),
         ),
         "an Embed and a Linear head": Embedding(),
         "a model with one layer under two names": Tied(),
@@ -72,8 +75,7 @@ def _as_int(value):
 
 def test_count_params(learner, reference, rng, seed):
     sizes = _sizes(rng)
-    got = learner.probe(probe_models, sizes, seed, "count_params")
-    want = reference.probe(probe_models, sizes, seed, "count_params")
+    got, want = side_by_side(learner, reference).probe(probe_models, sizes, seed, "count_params")
     for name, expected in want.items():
         count = _as_int(got[name])
         if not isinstance(count, int) or isinstance(count, bool):
@@ -88,8 +90,7 @@ def test_count_params(learner, reference, rng, seed):
 
 def test_param_shapes(learner, reference, rng, seed):
     sizes = _sizes(rng)
-    got = learner.probe(probe_models, sizes, seed, "param_shapes")
-    want = reference.probe(probe_models, sizes, seed, "param_shapes")
+    got, want = side_by_side(learner, reference).probe(probe_models, sizes, seed, "param_shapes")
     for name, expected in want.items():
         shapes = got[name]
         if not isinstance(shapes, dict):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from course.checks.conftest import RUN_PLUGIN
-from course.engine.checking import assert_equal, fail
+from course.engine.checking import assert_equal, fail, side_by_side
 
 TIMEOUT = 60
 # Shapes come from small fixed sets so that compiled programs are reused between runs.
@@ -84,10 +84,9 @@ def ensemble_run(learner, reference, request):
     rng = np.random.default_rng(seed)
     n, d_in, hidden, batch = ENSEMBLE_SHAPES[int(rng.integers(len(ENSEMBLE_SHAPES)))]
     x = rng.standard_normal((batch, d_in)).astype(np.float32)
-    got = learner.probe(probe_ensemble, n, d_in, hidden, seed, x)
+    got, want = side_by_side(learner, reference).probe(probe_ensemble, n, d_in, hidden, seed, x)
     if "error" in got:
         fail(got["error"] + ".")
-    want = reference.probe(probe_ensemble, n, d_in, hidden, seed, x)
     call = f"make_ensemble({n}, {d_in}, {hidden}, seed={seed})"
     return n, d_in, hidden, x, got, want, call, seed
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from course.checks.conftest import RUN_PLUGIN
-from course.engine.checking import assert_close, fail
+from course.engine.checking import assert_close, fail, side_by_side
 
 TIMEOUT = 90
 # (d, h, warmup_steps, accumulate): a small fixed set, so compiled programs are reused
@@ -80,8 +80,7 @@ def run(learner, reference, request):
     """Both trajectories, computed once per check run (each run is its own pytest session)."""
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
     args = _setup(np.random.default_rng(seed), seed)
-    got = learner.probe(probe_trajectory, *args)
-    want = reference.probe(probe_trajectory, *args)
+    got, want = side_by_side(learner, reference).probe(probe_trajectory, *args)
     d, h, _, lr, warmup, accumulate, xs, _ = args
     call = (f"make_optimizer(model, lr={lr}, warmup_steps={warmup}, accumulate={accumulate}) on "
             f"Classifier({d}, {h}), {len(xs)} batches of {BATCH}")

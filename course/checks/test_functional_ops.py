@@ -7,7 +7,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from course.engine.checking import assert_close, fail
+from course.engine.checking import assert_close, fail, side_by_side
 from course.engine.evidence import run_lowered
 
 
@@ -39,23 +39,23 @@ def probe_lowered(module, name, shapes, kwargs, static):
 def test_relu_matches_torch(learner, reference, rng):
     for shape in RELU_SHAPES:
         x = (rng.standard_normal(shape) * 3).astype(np.float32)
-        got = learner.call("relu", x)
+        got, want = side_by_side(learner, reference).call("relu", x)
         what = f"relu(x) for x of shape {x.shape}"
-        assert_close(got, reference.call("relu", x), what=what, dtype=np.float32)
+        assert_close(got, want, what=what, dtype=np.float32)
         assert_close(np.asarray(got), _torch(F.relu, x), what=what + " (against torch.relu)")
 
 
 def test_softmax_matches_torch_along_every_axis(learner, reference, rng):
     x = (rng.standard_normal(SOFTMAX_SHAPES[int(rng.integers(len(SOFTMAX_SHAPES)))]) * 4).astype(np.float32)
     for axis in range(-x.ndim, x.ndim):
-        got = learner.call("softmax", x, axis=axis)
+        got, want = side_by_side(learner, reference).call("softmax", x, axis=axis)
         what = f"softmax(x, axis={axis}) for x of shape {x.shape}"
         # float32 exp() and division by the sum round differently in equally valid
         # formulations (max-shift, logsumexp, jax.nn.softmax), hence rtol 1e-4.
-        assert_close(got, reference.call("softmax", x, axis=axis), what=what, rtol=1e-4, dtype=np.float32)
+        assert_close(got, want, what=what, rtol=1e-4, dtype=np.float32)
         assert_close(np.asarray(got), _torch(F.softmax, x, dim=axis), what=what + " (against F.softmax)", rtol=1e-4)
-    got = learner.call("softmax", x)
-    assert_close(got, reference.call("softmax", x), what=f"softmax(x) with the default axis, x of shape {x.shape}",
+    got, want = side_by_side(learner, reference).call("softmax", x)
+    assert_close(got, want, what=f"softmax(x) with the default axis, x of shape {x.shape}",
                  rtol=1e-4)
 
 
@@ -76,10 +76,9 @@ def test_bce_with_logits_matches_torch(learner, reference, rng):
     for shape in [*BCE_SHAPES, BCE_SHAPES[int(rng.integers(len(BCE_SHAPES)))]]:
         z = (rng.standard_normal(shape) * 5).astype(np.float32)
         y = rng.uniform(0, 1, size=shape).astype(np.float32)
-        got = learner.call("binary_cross_entropy_with_logits", z, y)
+        got, want = side_by_side(learner, reference).call("binary_cross_entropy_with_logits", z, y)
         what = f"binary_cross_entropy_with_logits(logits, targets) for shape {shape}"
-        assert_close(got, reference.call("binary_cross_entropy_with_logits", z, y), what=what, rtol=1e-5,
-                     dtype=np.float32)
+        assert_close(got, want, what=what, rtol=1e-5, dtype=np.float32)
         want = _torch(F.binary_cross_entropy_with_logits, z, y)
         assert_close(np.asarray(got), want, what=what + " (against PyTorch)", rtol=1e-5)
 

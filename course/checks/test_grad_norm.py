@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_tree_close
+from course.engine.checking import assert_close, assert_tree_close, side_by_side
 
 TIMEOUT = 60
 
@@ -34,8 +34,7 @@ def _shapes(tree):
 def test_global_norm(learner, reference, rng):
     for scale in (0.1, 3.0):
         tree = _random_tree(rng, scale)
-        got = learner.call("global_norm", tree)
-        want = reference.call("global_norm", tree)
+        got, want = side_by_side(learner, reference).call("global_norm", tree)
         assert_close(got, want, what=f"global_norm(tree) for a tree with leaf shapes {_shapes(tree)}",
                      rtol=1e-5, atol=1e-6)
 
@@ -44,8 +43,7 @@ def test_clip_above_max_norm_rescales(learner, reference, rng):
     tree = _random_tree(rng, 5.0)
     norm = float(reference.call("global_norm", tree))
     max_norm = float(rng.uniform(0.1, 0.5)) * norm
-    got = learner.call("clip_by_global_norm", tree, max_norm)
-    want = reference.call("clip_by_global_norm", tree, max_norm)
+    got, want = side_by_side(learner, reference).call("clip_by_global_norm", tree, max_norm)
     assert_tree_close(got, want, what=f"clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
                                       f"norm {norm:.4g} (every leaf scaled by max_norm / norm)",
                       rtol=1e-5, atol=1e-6)
@@ -55,8 +53,7 @@ def test_clip_below_max_norm_is_identity(learner, reference, rng):
     tree = _random_tree(rng, 0.2)
     norm = float(reference.call("global_norm", tree))
     max_norm = norm * float(rng.uniform(1.5, 4.0))
-    got = learner.call("clip_by_global_norm", tree, max_norm)
-    want = reference.call("clip_by_global_norm", tree, max_norm)
+    got, want = side_by_side(learner, reference).call("clip_by_global_norm", tree, max_norm)
     assert_tree_close(got, want, what=f"clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
                                       f"norm {norm:.4g}: below max_norm, the tree comes back unchanged",
                       rtol=1e-6, atol=1e-7)

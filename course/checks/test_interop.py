@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from course.engine.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 
 # The child imports torch for these probes: a few seconds on a busy 2-core machine.
 TIMEOUT = 60
@@ -102,7 +102,7 @@ def test_torch_to_jax_keeps_dtype_shape_and_values(learner, reference, rng):
         args = (values, dtype, transpose, requires_grad)
         what = (f"torch_to_jax(tensor of dtype torch.{dtype}, shape {values.shape}"
                 f"{', transposed' if transpose else ''}{', requires_grad=True' if requires_grad else ''})")
-        _compare(learner.probe(probe_torch_to_jax, *args), reference.probe(probe_torch_to_jax, *args),
+        _compare(*side_by_side(learner, reference).probe(probe_torch_to_jax, *args),
                  what, "jax.Array", _expected(values, dtype, transpose))
 
 
@@ -111,7 +111,7 @@ def test_jax_to_torch_keeps_dtype_shape_and_values(learner, reference, rng):
         values, transpose = _case(rng, dtype)
         args = (values, dtype, transpose)
         what = f"jax_to_torch(jax.Array of dtype {dtype}, shape {values.T.shape if transpose else values.shape})"
-        _compare(learner.probe(probe_jax_to_torch, *args), reference.probe(probe_jax_to_torch, *args),
+        _compare(*side_by_side(learner, reference).probe(probe_jax_to_torch, *args),
                  what, "torch.Tensor", _expected(values, dtype, transpose))
 
 
@@ -120,9 +120,9 @@ def test_jax_to_numpy_is_a_writable_copy(learner, reference, rng):
         values, transpose = _case(rng, dtype)
         args = (values, dtype, transpose)
         what = f"jax_to_numpy(jax.Array of dtype {dtype}, shape {values.T.shape if transpose else values.shape})"
-        got = learner.probe(probe_jax_to_numpy, *args)
+        got, want = side_by_side(learner, reference).probe(probe_jax_to_numpy, *args)
         expected = _expected(values, dtype, transpose)
-        _compare(got, reference.probe(probe_jax_to_numpy, *args), what, "numpy.ndarray", expected)
+        _compare(got, want, what, "numpy.ndarray", expected)
         if not got["writeable"]:
             fail(f"{what} returned a read-only NumPy array (np.asarray of a JAX array is a read-only view); "
                  "the caller must be able to modify it.")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_tree_close, fail
+from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
 from course.engine.programs import ProgramError, parse
 
 TIMEOUT = 120
@@ -225,6 +225,5 @@ def test_masked_loss(learner, reference, rng, seed):
     mask = (rng.random(batch) < 0.6).astype(np.float32)
     mask[0] = 1.0
     for m, label in ((mask, "a random 0/1 mask"), (np.ones(batch, np.float32), "an all-ones mask")):
-        got = learner.probe(probe_masked_loss, d_in, hidden, seed, x, y, m)
-        want = reference.probe(probe_masked_loss, d_in, hidden, seed, x, y, m)
+        got, want = side_by_side(learner, reference).probe(probe_masked_loss, d_in, hidden, seed, x, y, m)
         assert_close(got, want, what=f"masked_loss(model, x {x.shape}, y, mask) with {label}", rtol=1e-4, atol=1e-6)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 
 TIMEOUT = 60
 
@@ -79,5 +79,5 @@ def test_count_params(learner, reference, rng):
     tree = {"Dense_0": {"kernel": rng.standard_normal((int(rng.integers(1, 9)), int(rng.integers(1, 9)))),
                         "bias": rng.standard_normal(int(rng.integers(1, 9)))},
             "blocks": [{"scale": rng.standard_normal((int(rng.integers(1, 5)),) * 3)} for _ in range(2)]}
-    assert_equal(learner.call("count_params", tree), reference.call("count_params", tree),
+    assert_equal(*side_by_side(learner, reference).call("count_params", tree),
                  what="count_params on a nested parameter dict")

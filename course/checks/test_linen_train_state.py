@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_tree_close, fail
+from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
 from course.engine.programs import ProgramError, parse
 
 TIMEOUT = 90
@@ -88,10 +88,9 @@ def test_one_step_matches_reference(learner, reference, rng, seed):
     lr = float(10 ** rng.uniform(-3, -1.5))
     x, y = _data(rng, d_in, batch)
     start = reference.probe(probe_one_step, seed, d_in, lr, None, x, y)["params_before"]
-    got = learner.probe(probe_one_step, seed, d_in, lr, start, x, y)
+    got, want = side_by_side(learner, reference).probe(probe_one_step, seed, d_in, lr, start, x, y)
     if "error" in got:
         fail(got["error"] + ".")
-    want = reference.probe(probe_one_step, seed, d_in, lr, start, x, y)
     where = f"train_step(state, x {x.shape}, y {y.shape}) from the check's parameters, Adam lr={lr:.3g}"
     assert_close(got["loss"], want["loss"], what=f"{where}: the loss", rtol=1e-4, atol=1e-6)
     assert_tree_close(got["params"], want["params"], what=f"{where}: the new state's params", rtol=1e-4, atol=1e-6)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 from course.engine.evidence import mlp_forward
 
 TIMEOUT = 60
@@ -55,15 +55,13 @@ def probe_seeds(module, sizes, seed):
 
 
 def test_default_sizes_are_the_articles(learner, reference, seed):
-    got = learner.probe(probe_param_shapes, [], seed)
-    want = reference.probe(probe_param_shapes, [], seed)
+    got, want = side_by_side(learner, reference).probe(probe_param_shapes, [], seed)
     assert_equal(got, want, what="shapes of the nnx.Param arrays of MLP(rngs=nnx.Rngs(seed)) (sorted)")
 
 
 def test_parameter_shapes(learner, reference, rng, seed):
     sizes = _sizes(rng)[:3]
-    got = learner.probe(probe_param_shapes, list(sizes), seed)
-    want = reference.probe(probe_param_shapes, list(sizes), seed)
+    got, want = side_by_side(learner, reference).probe(probe_param_shapes, list(sizes), seed)
     assert_equal(got, want, what=f"shapes of the nnx.Param arrays of MLP{sizes} (sorted): "
                                  "two kernels (in, out) and two biases")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, fail
+from course.engine.checking import assert_close, fail, side_by_side
 
 TIMEOUT = 60
 NORM_SHAPES = [(6, 4), (3, 5, 3)]
@@ -50,8 +50,7 @@ def _norm_input(rng):
 
 def test_safe_norm_values_and_finite_gradients(learner, reference, rng):
     x, zero_rows = _norm_input(rng)
-    got = learner.probe(probe_norm, x)
-    want = reference.probe(probe_norm, x)
+    got, want = side_by_side(learner, reference).probe(probe_norm, x)
     call = f"safe_norm(x {x.shape}, {len(zero_rows)} rows of zeros)"
     value, grad = got["value"], got["grad"]
     if not isinstance(value, np.ndarray) or value.shape != x.shape[:-1]:
@@ -79,8 +78,7 @@ def test_checked_log_reports_exactly_the_bad_inputs(learner, reference, rng):
             x[where] = -float(rng.uniform(0.0, 2.0)) if i == 1 else 0.0  # negative, then exactly zero
         batches.append(x)
         bad.append(bool((x <= 0).any()))
-    got = learner.probe(probe_log, batches)
-    want = reference.probe(probe_log, batches)
+    got, want = side_by_side(learner, reference).probe(probe_log, batches)
     if not isinstance(got, list) or len(got) != len(batches):
         fail("checked_log: the check could not read one result per batch.")
     for x, is_bad, mine, ref in zip(batches, bad, got, want):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_tree_close, fail
+from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
 
 TIMEOUT = 60
 # The parameters' shapes come from a small fixed set, so that the programs compiled for
@@ -46,8 +46,7 @@ def _settings(rng):
 def test_schedule_values(learner, reference, rng):
     peak, warmup, total = _settings(rng)
     last = total + 3
-    got = learner.probe(probe_schedule, peak, warmup, total, last)
-    want = reference.probe(probe_schedule, peak, warmup, total, last)
+    got, want = side_by_side(learner, reference).probe(probe_schedule, peak, warmup, total, last)
     where = f"make_schedule(peak_lr={peak:.3g}, warmup_steps={warmup}, total_steps={total})"
     for k in range(last + 1):
         assert_close(got["jit"][k], want["jit"][k], what=f"{where} at step {k} (under jax.jit)",
@@ -70,8 +69,7 @@ def test_chain_updates(learner, reference, rng):
         grads = {k: (scale * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()}
         grads["frozen"] = np.zeros(3, np.float32)
         grads_seq.append(grads)
-    got = learner.probe(probe_updates, peak, warmup, total, max_norm, params, grads_seq)
-    want = reference.probe(probe_updates, peak, warmup, total, max_norm, params, grads_seq)
+    got, want = side_by_side(learner, reference).probe(probe_updates, peak, warmup, total, max_norm, params, grads_seq)
     where = (f"make_tx(peak_lr={peak:.3g}, warmup_steps={warmup}, total_steps={total}, max_norm={max_norm:.3g}): "
              f"tx.update on gradients alternating far above and below max_norm")
     if not isinstance(got, list) or len(got) != len(want):

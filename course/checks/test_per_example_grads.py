@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from course.checks.conftest import RUN_PLUGIN
-from course.engine.checking import assert_close, assert_tree_close, fail
+from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
 from course.engine.programs import ProgramError, parse
 
 TIMEOUT = 60
@@ -86,8 +86,7 @@ def both(learner, reference, request):
     (each run is its own pytest session): the checks below judge different parts of them."""
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
     x, y, hidden = _batch(np.random.default_rng(seed))
-    got = learner.probe(probe_per_example, x, y, hidden, seed)
-    want = reference.probe(probe_per_example, x, y, hidden, seed)
+    got, want = side_by_side(learner, reference).probe(probe_per_example, x, y, hidden, seed)
     if "error" in got:
         fail(got["error"])
     return x, hidden, got, want

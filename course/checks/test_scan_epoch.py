@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_equal, assert_tree_close, fail
+from course.engine.checking import assert_close, assert_equal, assert_tree_close, fail, side_by_side
 from course.engine.programs import ProgramError, parse
 
 TIMEOUT = 120
@@ -81,8 +81,7 @@ def _epoch(rng):
 
 def test_epoch_equals_the_step_by_step_loop(learner, reference, rng, seed):
     xb, yb, hidden, lr = _epoch(rng)
-    got = learner.probe(probe_epoch, xb, yb, hidden, lr, seed)
-    want = reference.probe(probe_epoch, xb, yb, hidden, lr, seed)
+    got, want = side_by_side(learner, reference).probe(probe_epoch, xb, yb, hidden, lr, seed)
     call = f"scan_epoch(model, Adam({lr}), xb {xb.shape}, yb {yb.shape})"
     assert_close(got["losses"], want["losses"], what=f"{call}: losses", rtol=1e-4, atol=1e-5)
     assert_equal(got["step"], want["step"], what=f"{call}: optimizer.step afterwards (one update per batch)")

@@ -12,7 +12,7 @@ import pytest
 
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.programs import ProgramError, parse
-from course.engine.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 
 TIMEOUT = 120
 # (n_layers, width, batch) from a small fixed set, so that the programs compiled for
@@ -62,10 +62,9 @@ def stack(learner, reference, request):
     (each run is its own pytest session): the checks below judge different parts of it."""
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
     n_layers, width, x = _case(np.random.default_rng(seed))
-    got = learner.probe(probe_stack, n_layers, width, x, seed)
+    got, want = side_by_side(learner, reference).probe(probe_stack, n_layers, width, x, seed)
     if "error" in got:
         fail(got["error"])
-    want = reference.probe(probe_stack, n_layers, width, x, seed)
     return n_layers, width, x, got, want
 
 

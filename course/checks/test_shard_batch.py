@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from course.checks.conftest import RUN_PLUGIN
-from course.engine.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 
 TIMEOUT = 90
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
@@ -71,10 +71,9 @@ def both(learner, reference, request):
     is its own pytest session): the checks below judge different parts of it."""
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
     x, hidden = _case(np.random.default_rng(seed))
-    got = learner.probe(probe_shard, x, hidden, seed)
+    got, want = side_by_side(learner, reference).probe(probe_shard, x, hidden, seed)
     if "error" in got:
         fail(got["error"])
-    want = reference.probe(probe_shard, x, hidden, seed)
     if got["n_devices"] != 4:
         fail(f"the check expected 4 forced CPU devices but your code saw {got['n_devices']}.")
     return x, got, want

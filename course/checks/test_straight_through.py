@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, fail
+from course.engine.checking import assert_close, fail, side_by_side
 from course.engine.programs import ProgramError, run
 
 TIMEOUT = 60
@@ -43,7 +43,7 @@ def _inputs(rng):
 
 def _both(learner, reference, rng):
     x, w = _inputs(rng)
-    return x, learner.probe(probe_ste, x, w), reference.probe(probe_ste, x, w)
+    return x, *side_by_side(learner, reference).probe(probe_ste, x, w)
 
 
 def test_forward_is_rounding(learner, reference, rng):

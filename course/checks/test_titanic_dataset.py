@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 
 TIMEOUT = 60
 
@@ -79,8 +79,7 @@ def _item_error(result):
 def test_dataset_length_and_items(learner, reference, rng):
     x, y = _data(rng)
     indices = [0, len(x) - 1] + [int(i) for i in rng.integers(0, len(x), size=3)]
-    got = learner.probe(probe_items, x, y, indices)
-    want = reference.probe(probe_items, x, y, indices)
+    got, want = side_by_side(learner, reference).probe(probe_items, x, y, indices)
     assert_equal(got["len"], want["len"], what=f"len(TitanicDataset(x, y)) with x of shape {x.shape}")
     _item_error(got)
     for i, g, w in zip(indices, got["items"], want["items"]):
@@ -95,8 +94,7 @@ def test_dataset_length_and_items(learner, reference, rng):
 
 def test_collate_stacks_into_numpy_batches(learner, reference, rng):
     x, y = _data(rng, 3, 12)
-    got = learner.probe(probe_collate, x, y)
-    want = reference.probe(probe_collate, x, y)
+    got, want = side_by_side(learner, reference).probe(probe_collate, x, y)
     what = f"numpy_collate on a list of {len(x)} samples of {x.shape[1]} features"
     _item_error(got)
     if got["types"] != want["types"]:
@@ -111,8 +109,7 @@ def test_collate_stacks_into_numpy_batches(learner, reference, rng):
 def test_dataloader_batches_are_seeded_numpy(learner, reference, rng, seed):
     x, y = _data(rng)
     batch_size = _batch_size(rng, len(x))
-    got = learner.probe(probe_loader, x, y, batch_size, seed)
-    want = reference.probe(probe_loader, x, y, batch_size, seed)
+    got, want = side_by_side(learner, reference).probe(probe_loader, x, y, batch_size, seed)
     _item_error(got)
     what = (f"DataLoader(TitanicDataset(x, y), batch_size={batch_size}, shuffle=True, "
             f"generator=torch.Generator().manual_seed(seed), collate_fn=numpy_collate) with x of shape {x.shape}")

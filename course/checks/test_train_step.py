@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_tree_close, fail
+from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
 
 TIMEOUT = 90
 # (d_in, hidden) and batch sizes from small fixed sets, so that the programs compiled
@@ -32,7 +32,8 @@ def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init):
         def __call__(self, x):
             return self.linear2(jax.nn.relu(self.linear1(x)))
 
-    model = MLP(d_in, hidden, rngs=nnx.Rngs(seed))
+    # Built abstractly (no random initialisation to compile and run: every value is replaced).
+    model = nnx.eval_shape(lambda: MLP(d_in, hidden, rngs=nnx.Rngs(seed)))
     state = nnx.state(model, nnx.Param)
     nnx.replace_by_pure_dict(state, init)
     nnx.update(model, state)
@@ -74,10 +75,9 @@ def _run_both(learner, reference, rng, seed, n_steps):
     lr = float(10 ** rng.uniform(-2.5, -1.5))
     xs, ys = _batches(rng, n_steps, d_in)
     init = _init(rng, d_in, hidden)
-    got = learner.probe(probe_steps, d_in, hidden, seed, lr, xs, ys, init)
+    got, want = side_by_side(learner, reference).probe(probe_steps, d_in, hidden, seed, lr, xs, ys, init)
     if "error" in got:
         fail(got["error"] + ".")
-    want = reference.probe(probe_steps, d_in, hidden, seed, lr, xs, ys, init)
     where = f"MLP({d_in}, {hidden}), make_optimizer(model, {lr:.3g}), {n_steps} train_step call(s)"
     params = got.get("params")
     if not isinstance(params, dict) or sorted(params) != ["linear1", "linear2"]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_equal, fail
+from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 
 # An uncompiled NNX loop takes a while on a slow CPU; compiled, a few seconds.
 TIMEOUT = 300
@@ -78,10 +78,9 @@ def test_evaluate_matches_reference(learner, reference, rng, seed):
     n = int(rng.integers(10, 80))
     x = rng.standard_normal((n, 9)).astype(np.float32)
     y = rng.integers(0, 2, size=n).astype(np.float32)
-    got = learner.probe(probe_evaluate, seed, x, y)
+    got, want = side_by_side(learner, reference).probe(probe_evaluate, seed, x, y)
     if "error" in got:
         fail(got["error"] + ".")
-    want = reference.probe(probe_evaluate, seed, x, y)
     assert_equal(sorted(got), sorted(want), what=f"the keys of evaluate(model, x {x.shape}, y {y.shape})")
     for key in want:
         if not isinstance(got[key], (float, np.floating)):

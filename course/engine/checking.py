@@ -63,6 +63,57 @@ def _with_seed(message: str) -> str:
     return f"{message}\n{seed_line(_current_seed)}"
 
 
+class side_by_side:
+    """Ask the learner's child and the reference the same question at once.
+
+    `got, want = side_by_side(learner, reference).probe(fn, *args)` is
+    `learner.probe(fn, *args), reference.probe(fn, *args)` (and `.call` is
+    `call`), with the two answered side by side: the learner's request waits
+    on its child from a thread of this process while the reference computes
+    in this thread. The first time a check meets new shapes, both sides
+    compile, and each gets a core instead of waiting for the other.
+
+    The learner's failure wins over the reference's, as if the learner had
+    been asked first; the reference's answer is then dropped.
+    """
+
+    def __init__(self, learner: Any, reference: Any) -> None:
+        self._learner = learner
+        self._reference = reference
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return self._ask(lambda side: side.call(name, *args, **kwargs))
+
+    def probe(self, fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return self._ask(lambda side: side.probe(fn, *args, **kwargs))
+
+    def _ask(self, ask: Any) -> tuple[Any, Any]:
+        import threading
+
+        box: dict[str, Any] = {}
+
+        def learner_side() -> None:
+            try:
+                box["value"] = ask(self._learner)
+            except BaseException as e:  # noqa: BLE001 - handed to the check's thread below
+                box["error"] = e
+
+        thread = threading.Thread(target=learner_side, name="jaxlings-learner-request", daemon=True)
+        thread.start()
+        # Ctrl-C (or any BaseException) in the reference propagates at once: closing the
+        # run ends the learner's child, and with it the request this thread waits on.
+        try:
+            want, want_error = ask(self._reference), None
+        except Exception as e:  # noqa: BLE001 - the learner's failure, if any, comes first
+            want, want_error = None, e
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        if want_error is not None:
+            raise want_error
+        return box["value"], want
+
+
 def _fail_expected(what: str, want: str, got: str) -> None:
     fail(_("{what}: expected {want}, got {got}.").format(what=what, want=want, got=got))
 

@@ -900,7 +900,14 @@ class CheckSession:
         finally:
             output = run.learner.output()
             run.close()
+            self._refill()
         return _result(exercise, collector, exit_code, seed, time.monotonic() - start, output)
+
+    def _refill(self) -> None:
+        """Start the children the next check will take, now that this one is over."""
+        if not self._closed:
+            for pool in self._pools.values():
+                pool.prestart()
 
     def close(self) -> None:
         self._closed = True

@@ -404,14 +404,18 @@ class WarmPool:
         return True
 
     def take(self) -> LearnerProcess:
-        """A fresh child (the warm one if it is healthy) and start the next one."""
+        """A fresh child: the warm one if it is healthy.
+
+        The next one is not started here but by `prestart()` once the check is
+        over: importing JAX takes a core for a second or two, and on a small
+        machine that core is the check's (the learner's child and the reference
+        run side by side)."""
         with self._lock:
             proc, self._warm = self._warm, None
         if proc is None or proc.proc.poll() is not None:
             if proc is not None:
                 proc.close()
             proc = self._factory()
-        self.prestart()  # Popen returns at once: the next child warms up while this one works
         return proc
 
     def close(self) -> None:
