@@ -410,3 +410,123 @@ def test_timeout_names_the_line_that_was_running(check):
     _fails(result, "timeout")
     assert "It was running line 3 of" in result.message and "while True: pass" in result.message
     assert "most recent call first" not in result.output
+
+
+# -- the learner and the reference asked side by side (checking.side_by_side) ----------
+
+
+def test_side_by_side_answers_both_sides_at_once():
+    import threading
+
+    from course.engine.checking import side_by_side
+
+    # Each side waits for the other to have started: asked one after the other, they would not finish.
+    started = {"learner": threading.Event(), "reference": threading.Event()}
+
+    class Side:
+        def __init__(self, me, other):
+            self.me, self.other = me, other
+
+        def probe(self, fn, *args):
+            started[self.me].set()
+            assert started[self.other].wait(60), f"the {self.other} was not asked while the {self.me} worked"
+            return (self.me, fn(*args))
+
+    got, want = side_by_side(Side("learner", "reference"), Side("reference", "learner")).probe(lambda v: v + 1, 1)
+    assert got == ("learner", 2) and want == ("reference", 2)
+
+
+def test_side_by_side_reports_the_learners_failure_before_the_references(check):
+    result = check("""
+        def scale(x, alpha):
+            raise ValueError("the learner's own mistake")
+    """, check_source="""
+        import numpy as np
+        from course.engine.checking import side_by_side
+
+        class Broken:
+            def call(self, name, *args):
+                raise RuntimeError("the reference is broken too")
+
+        def test_both(learner, rng):
+            side_by_side(learner, Broken()).call("scale", rng.normal(size=(3,)).astype(np.float32), 2.0)
+    """)
+    _fails(result, "exception")
+    assert "the learner's own mistake" in result.message
+
+
+def test_side_by_side_reference_failure_is_the_courses_fault(check):
+    result = check(CORRECT, check_source="""
+        import numpy as np
+        from course.engine.checking import side_by_side
+
+        def _probe(module, x):
+            if module.__name__.startswith("jaxlings_reference"):
+                raise RuntimeError("the reference is broken")
+            return module.scale(x, 2.0)
+
+        def test_both(learner, reference, rng):
+            side_by_side(learner, reference).probe(_probe, rng.normal(size=(3,)).astype(np.float32))
+    """)
+    _fails(result, "check_error")
+    assert "problem in the course" in result.message and "the reference is broken" in result.message
+
+
+def test_ctrl_c_during_side_by_side_ends_the_learners_request(check):
+    import threading
+
+    with pytest.raises(KeyboardInterrupt):
+        check("""
+            def scale(x, alpha):
+                while True:
+                    pass
+        """, timeout=120, check_source="""
+            import numpy as np
+            from course.engine.checking import side_by_side
+
+            class Interrupted:
+                def call(self, name, *args):
+                    raise KeyboardInterrupt
+
+            def test_both(learner, rng):
+                side_by_side(learner, Interrupted()).call("scale", rng.normal(size=(3,)).astype(np.float32), 2.0)
+        """)
+    # Closing the run ends the learner's child, and with it the request its thread waited on,
+    # long before the 120 s the learner's loop would otherwise be allowed.
+    for thread in threading.enumerate():
+        if thread.name == "jaxlings-learner-request":
+            thread.join(60)
+            assert not thread.is_alive(), "the learner's request outlived the interrupted check"
+
+
+def test_a_child_taken_after_the_run_closed_is_closed_at_once():
+    import threading
+    import types
+
+    from course.engine.checking import LearnerFailure
+    from course.engine.runner import LearnerProxy
+
+    closed_proxy = threading.Event()
+    taken = []
+
+    class Proc:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    def take_child(env):
+        # The request's thread is still getting its child when the run is closed (Ctrl-C).
+        assert closed_proxy.wait(60)
+        taken.append(Proc())
+        return taken[-1]
+
+    run = types.SimpleNamespace(session=types.SimpleNamespace(_take_child=take_child), child_env={})
+    proxy = LearnerProxy(run)
+    errors = []
+    thread = threading.Thread(target=lambda: errors.append(pytest.raises(LearnerFailure, proxy._process)))
+    thread.start()
+    proxy.close()
+    closed_proxy.set()
+    thread.join(60)
+    assert not thread.is_alive() and taken and taken[0].closed, "a child started after close() was left running"

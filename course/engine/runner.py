@@ -281,13 +281,22 @@ class LearnerProxy:
         self._proc: LearnerProcess | None = None
         self._failure: LearnerFailure | None = None
         self._loaded_path = ""
+        # A request may run on another thread (`checking.side_by_side`) and still be
+        # starting the child when the run is closed (Ctrl-C): no child may outlive it.
+        self._lock = threading.Lock()
+        self._closed = False
 
     def _process(self) -> LearnerProcess:
         if self._failure is not None:
             raise self._failure
         if self._proc is None:
             run = self._run
-            self._proc = run.session._take_child(run.child_env)
+            proc = run.session._take_child(run.child_env)
+            with self._lock:
+                if self._closed:
+                    proc.close()
+                    raise LearnerFailure("check_error", "the check run was stopped.")
+                self._proc = proc
             t0 = time.monotonic()
             self._proc.wait_ready(t0 + READY_TIMEOUT)
             self._loaded_path = self._proc.stage(run.learner_file)
@@ -348,8 +357,11 @@ class LearnerProxy:
         return self._proc.output() if self._proc is not None else ""
 
     def close(self) -> None:
-        if self._proc is not None:
-            self._proc.close()
+        with self._lock:
+            self._closed = True
+            proc = self._proc
+        if proc is not None:
+            proc.close()
 
 
 # What an error the checks provoke on purpose means, when the check module says nothing (MESSAGES).
