@@ -119,7 +119,7 @@ def _program(text, what: str) -> Program:
 
 def _mesh_of_value(program: Program, value, what: str) -> dict:
     mesh = program.mesh_of(value)
-    if mesh is None:
+    if not mesh:  # none, or JAX's empty mesh for an array committed to one device
         fail(f"{what} lives on no device mesh (it is on one device): place it on the mesh with "
              "NamedSharding(mesh, PartitionSpec(\"data\")).")
     return mesh
@@ -178,7 +178,8 @@ def _require_split_input(program: Program, shape, call: str) -> None:
     rows = (("data",),) + ((),) * (len(shape) - 1)
     for arg in batch:
         if arg.sharding != rows or program.mesh_of(arg) != MESH:
-            laid = ("on one device" if arg.sharding is None or program.mesh_of(arg) is None
+            laid = ("on one device" if arg.sharding is None or not program.mesh_of(arg)
+                    else "whole on every device" if not arg.sharded_axes
                     else f"as {arg.sharding} over the mesh {program.mesh_of(arg)}")
             fail(f"{call}: the compiled model takes the batch {laid}; expected each of the 4 devices to hold "
                  f"{shape[0] // 4} rows. Shard the batch (shard_batch) and run the model on the sharded array.")
