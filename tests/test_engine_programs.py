@@ -8,7 +8,7 @@ import pytest
 
 import numpy as np
 
-from course.engine.programs import ProgramError, parse, run, sharding_of
+from course.engine.programs import ProgramError, parse, run, sharding_of, single_device
 
 # Lowered on a 4-device CPU mesh (XLA_FLAGS=--xla_force_host_platform_device_count=4):
 # jax.jit(lambda x, w: (x * 2) @ w, in_shardings=(P("data"), P()), out_shardings=P("data")).
@@ -150,3 +150,43 @@ def test_ops_counted_by_mlir_cannot_hide_on_one_line():
     text = _lower(_unrolled, (3, 3, 4), (4, 2))
     squeezed = text.replace("\n    %", " %")  # several ops on one line: still one module to MLIR
     assert parse(squeezed).count("dot_general") == 3
+
+
+def test_shardings_are_read_by_mlir_so_no_string_passes_for_one():
+    # A location or a result's name may hold any text: only MLIR's attributes count.
+    hostile = SHARDED.replace('%arg1: tensor<3x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}',
+                              '%arg1: tensor<3x2xf32> loc("sdy.sharding = #sdy.sharding<@mesh, [{\\"data\\"}, {}]>")')
+    hostile = hostile.replace('jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>',
+                              'jax.result_info = "sdy.sharding = #sdy.sharding<@mesh, [{\\"data\\"}, {}]>"')
+    program = parse(hostile)
+    assert program.args[0].sharding == (("data",), ()) and program.args[0].mesh == "mesh"
+    assert program.args[1].sharding is None
+    assert program.results[0].sharding is None
+    assert program.mesh_of(program.args[0]) == {"data": 4}
+
+
+def test_modules_written_with_locations_parse_and_constraints_are_listed():
+    text = ('#loc1 = loc("x")\n' + SHARDED.replace(
+        "%1 = stablehlo.multiply %arg0, %0 : tensor<8x3xf32>",
+        "%m = stablehlo.multiply %arg0, %0 : tensor<8x3xf32> loc(#loc1)\n"
+        '    %1 = sdy.sharding_constraint %m <@mesh, [{}, {}]> : tensor<8x3xf32>'))
+    program = parse(text)
+    assert [(c.shape, c.sharding, c.mesh) for c in program.constraints] == [((8, 3), ((), ()), "mesh")]
+
+
+def test_a_mesh_program_runs_here_as_its_global_computation():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((8, 3)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
+    constrained = SHARDED.replace(
+        "%2 = stablehlo.dot_general %1,",
+        '%c = sdy.sharding_constraint %1 <@mesh, [{}, {}]> : tensor<8x3xf32>\n    %2 = stablehlo.dot_general %c,')
+    for text in (SHARDED, constrained):
+        (out,) = run(text, x, w, global_view=True)
+        np.testing.assert_allclose(out, (x * 2) @ w, rtol=1e-5)
+    single = single_device(constrained)
+    assert "sdy" not in single and "num_partitions = 1" in single
+    manual = SHARDED.replace("%2 = stablehlo.dot_general %1,",
+                             '%p = sdy.propagation_barrier %1 allowed_direction=NONE : tensor<8x3xf32>\n'
+                             "    %2 = stablehlo.dot_general %p,")
+    with pytest.raises(ProgramError, match="not run here: sdy.propagation_barrier"):
+        run(manual, x, w, global_view=True)

@@ -1,10 +1,20 @@
 """Checks for data_parallel_step: replicated state, sharded batch, same training as one device.
 
 Runs with 4 forced CPU devices; the reference runs in its own child with the same setting.
-The learner's process reports plain data (each array's device count and
-whether it is replicated, how XLA laid out the model's input when it compiled
-the step, from `jax.debug.inspect_array_sharding`, losses and parameters);
-every judgment is made here.
+Where arrays live is judged here from programs, never from what the learner's
+process says about its arrays (`.sharding`, `jax.debug.inspect_array_sharding`
+are its own code to patch):
+- after `replicate`, a program lowered on every array of the model and the
+  optimizer declares each one's layout (`sdy.sharding` of its arguments);
+- the step: the programs XLA compiled while `data_parallel_step` ran (JAX
+  writes each module it compiles to a folder, `jax_dump_ir_to`) declare how
+  the batch enters the step; the step's program is run here, without its
+  annotations, from the reference's starting state on a batch the learner's
+  process never saw, and must give the model's loss on it.
+The annotations are read by MLIR here (`course.engine.programs`). Forging a
+verified module that declares the batch split over a 4-device "data" mesh and
+computes the step on fresh inputs costs the exercise. Losses, parameters and
+the step count after a few steps are compared with the reference's.
 """
 
 from __future__ import annotations
@@ -14,6 +24,8 @@ import pytest
 
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_equal, assert_tree_close, fail, side_by_side
+from course.engine.evidence import bce_with_logits, mlp_forward
+from course.engine.programs import Program, ProgramError, parse, run
 
 TIMEOUT = 120
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
@@ -21,14 +33,17 @@ CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
 # them are reused from one check to the next; the values (and the number of steps,
 # which compiles nothing new) are drawn fresh.
 SIZES = [(8, 3, 16), (16, 6, 8)]
+MESH = {"data": 4}
 
 
 def probe_training(module, xs, ys, hidden, seed):
+    import os
+    import tempfile
+
     import jax
+    import numpy as np
     import optax
     from flax import nnx
-
-    seen = []
 
     class MLP(nnx.Module):
         def __init__(self, d, h, rngs):
@@ -36,10 +51,6 @@ def probe_training(module, xs, ys, hidden, seed):
             self.l2 = nnx.Linear(h, 1, rngs=rngs)
 
         def __call__(self, v):
-            # How XLA laid out the model's input: per device, the shard it holds.
-            shape = tuple(v.shape)
-            jax.debug.inspect_array_sharding(
-                v, callback=lambda sh: seen.append([list(sh.shard_shape(shape)), len(sh.device_set)]))
             return self.l2(jax.nn.relu(self.l1(v)))
 
     n = len(jax.devices())
@@ -47,14 +58,25 @@ def probe_training(module, xs, ys, hidden, seed):
     model = MLP(xs.shape[-1], hidden, nnx.Rngs(seed))
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
     module.replicate(model, optimizer, mesh)
-    leaves = jax.tree.leaves(nnx.state((model, optimizer)))
-    placement = [[len(a.sharding.device_set), bool(a.sharding.is_fully_replicated)]
-                 if isinstance(a, jax.Array) else [0, False] for a in leaves]
-    losses = [float(module.data_parallel_step(model, optimizer, xs[i], ys[i], mesh)) for i in range(len(xs))]
+    state = jax.tree.leaves(nnx.state((model, optimizer)))
+    placement = jax.jit(lambda *a: a).lower(*state).as_text()
+    start = {"state": [np.asarray(a) for a in state], "params": nnx.to_pure_dict(nnx.state(model, nnx.Param))}
+    folder = tempfile.mkdtemp()
+    jax.config.update("jax_dump_ir_to", folder)
+    try:
+        losses = [float(module.data_parallel_step(model, optimizer, xs[i], ys[i], mesh)) for i in range(len(xs))]
+    finally:
+        jax.config.update("jax_dump_ir_to", "")
+    programs = []
+    for name in sorted(os.listdir(folder))[:20]:
+        if name.endswith(".mlir"):
+            with open(os.path.join(folder, name)) as f:
+                programs.append(f.read(2_000_000))
     return {
         "n_devices": n,
         "placement": placement,
-        "model_inputs": seen,
+        "start": start,
+        "programs": programs,
         "losses": losses,
         "params": nnx.to_pure_dict(nnx.state(model, nnx.Param)),
         "step": int(optimizer.step[...]),
@@ -78,38 +100,83 @@ def both(learner, reference, request):
     got, want = side_by_side(learner, reference).probe(probe_training, xs, ys, hidden, seed)
     if got["n_devices"] != 4:
         fail(f"the check expected 4 forced CPU devices but your code saw {got['n_devices']}.")
-    return xs, got, want
+    rng = np.random.default_rng([seed, 1])  # for the step's program, drawn after it
+    fresh = (rng.standard_normal(xs.shape[1:]).astype(np.float32),
+             rng.integers(0, 2, size=xs.shape[1]).astype(np.float32))
+    return xs, fresh, got, want
+
+
+def _program(text, what: str) -> Program:
+    try:
+        return parse(text)
+    except ProgramError as e:
+        fail(f"{what}: the check could not read the program JAX lowered: {e}.")
+    raise AssertionError("unreachable")
 
 
 def test_replicate_puts_every_array_on_every_device(both):
-    _, got, _ = both
-    placement = got.get("placement")
-    if not isinstance(placement, list) or not placement:
+    _, _, got, _ = both
+    program = _program(got.get("placement"), "the model and optimizer after replicate(model, optimizer, mesh)")
+    if not program.args:
         fail("after replicate(model, optimizer, mesh) the model and optimizer hold no arrays.")
-    bad = sum(1 for p in placement if p != [4, True])
+    bad = sum(1 for a in program.args
+              if a.sharding is None or a.sharded_axes or program.mesh_of(a) != MESH)
     if bad:
-        fail(f"after replicate(model, optimizer, mesh), {bad} of the {len(placement)} arrays of the model and "
+        fail(f"after replicate(model, optimizer, mesh), {bad} of the {len(program.args)} arrays of the model and "
              "optimizer are not fully replicated on all 4 devices "
              "(use NamedSharding(mesh, PartitionSpec()) for all of them).")
 
 
 def test_the_batch_is_split_over_the_devices(both):
-    xs, got, _ = both
+    xs, fresh, got, want = both
     rows, d = xs.shape[1:]
-    seen = got.get("model_inputs")
     call = f"data_parallel_step(model, optimizer, x {(rows, d)}, y, mesh)"
-    if not isinstance(seen, list) or not seen:
-        fail(f"{call}: the model was never compiled on the batch. Run the given train_step.")
-    want = [[rows // 4, d], 4]
-    for record in seen:
-        if record != want:
-            fail(f"{call}: the step compiled the model for an input held as {record!r:.60} (shard shape, devices); "
-                 f"expected each of the 4 devices to hold {rows // 4} rows. Shard x and y with "
-                 "NamedSharding(mesh, PartitionSpec(\"data\")) before calling train_step.")
+    programs = got.get("programs")
+    steps = [p for p in (_program(t, call) for t in programs if isinstance(t, str))
+             if p.takes((rows, d)) and p.takes((rows,))] if isinstance(programs, list) else []
+    if not steps:
+        fail(f"{call}: XLA compiled no program that takes the batch x {(rows, d)} and y {(rows,)}. "
+             "Run the given train_step on the batch.")
+    for program in steps:
+        for a in program.args:
+            if (a.shape in ((rows, d), (rows,)) and a.dtype == "float32"
+                    and (a.sharding != (("data",),) + ((),) * (len(a.shape) - 1) or program.mesh_of(a) != MESH)):
+                laid = ("on one device" if a.sharding is None or not program.mesh_of(a)
+                        else "whole on every device" if not a.sharded_axes
+                        else f"as {a.sharding} over the mesh {program.mesh_of(a)}")
+                fail(f"{call}: the compiled step takes its {a.shape} batch input {laid}; expected each of the 4 "
+                     f"devices to hold {rows // 4} rows. Shard x and y with "
+                     "NamedSharding(mesh, PartitionSpec(\"data\")) before calling train_step.")
+        for c in program.constraints:
+            if len(c.shape) == 2 and c.shape[0] == rows and c.shape[1] != 1 and (
+                    c.sharding[0] != ("data",) or program.mesh_of(c) != MESH):
+                fail(f"{call}: the compiled step lays a {c.shape} value of the batch out as {c.sharding}: every "
+                     "device would compute on all the rows. Shard x and y and let train_step run on them as they are.")
+        _require_the_step(program, want["start"], fresh, call)
+
+
+def _require_the_step(program: Program, start: dict, fresh: tuple, call: str) -> None:
+    """Run the step's program here, from the reference's start, on a batch drawn after it was
+    lowered: its loss must be the model's loss on that batch."""
+    x, y = fresh
+    args = [*start["state"], x, y]
+    if [(a.shape, a.dtype) for a in program.args] != [(np.shape(v), str(np.asarray(v).dtype)) for v in args]:
+        fail(f"{call}: the compiled step takes {[(a.shape, a.dtype) for a in program.args]}, not the model, "
+             "the optimizer and the batch: call the given train_step(model, optimizer, x, y).")
+    losses = [i for i, r in enumerate(program.results) if r.shape == () and r.dtype == "float32"]
+    if len(losses) != 1:
+        fail(f"{call}: the compiled step returns {len(losses)} float32 scalars; expected one, the loss.")
+    try:
+        outs = run(program.text, *args, global_view=True)
+    except ProgramError as e:
+        fail(f"{call}: the check cannot run the program XLA compiled for the step: {e}.")
+    logits = mlp_forward(start["params"], x, first="l1", second="l2")[:, 0]
+    assert_close(outs[losses[0]], np.float32(bce_with_logits(logits, y).mean()),
+                 what=f"{call}: the loss of the compiled step, run by the check on a new batch", rtol=1e-4, atol=1e-6)
 
 
 def test_training_matches_one_device(both):
-    xs, got, want = both
+    xs, _, got, want = both
     what = f"{len(xs)} data-parallel steps on batches of {xs.shape[1:]}"
     assert_close(np.array(got["losses"]), np.array(want["losses"]), what=f"{what}: losses", rtol=1e-5, atol=1e-6)
     assert_equal(got["step"], want["step"], what=f"{what}: optimizer.step")

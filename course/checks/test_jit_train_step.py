@@ -6,10 +6,18 @@ What makes one compilation per epoch is judged here from evidence:
 - `train_step` is lowered in the learner's process for one batch shape and the
   program text comes back; this side reads its inputs and outputs
   (`course.engine.programs`). A function that is not compiled has no program.
-The probe's MLP also records the input shape every time it is traced: a
-teaching aid for the usual mistakes (a step rebuilt every epoch, a loop that
-skips the padding); it is the learner's process's own account, so nothing
-above relies on it.
+Whether the step is compiled once and reused across epochs (no `nnx.jit`
+rebuilt inside `train_epoch`) is a fact about the learner's process that no
+output shows: the padded, masked step gives the same numbers compiled once or
+every epoch. Two accounts of it come from that process, and both are judged
+here: the probe's MLP records the input shape every time it is traced, and
+JAX writes every module it compiles during the second epoch to a folder
+(`jax_dump_ir_to`), whose programs are read here (`course.engine.programs`).
+A compiled step is traced in the first epoch (its model is a new class), only
+for the padded shape, and neither traced nor compiled in the second. Code
+that rebuilds its step every epoch and hides it has to find and edit the
+probe's records and silence JAX's compiler log: far more work than building
+the step once, and nothing it hides changes a number the other checks compare.
 """
 
 from __future__ import annotations
@@ -45,14 +53,28 @@ def probe_epochs(module, d_in, hidden, seed, batch_size, epochs):
                 traced.append(list(x.shape))
             return self.linear2(jax.nn.relu(self.linear1(x)))
 
+    import os
+    import tempfile
+
     model = MLP(d_in, hidden, rngs=nnx.Rngs(seed))
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
-    losses, traces_per_epoch = [], []
+    losses, traces_per_epoch, compiled = [], [], []
     for x, y in epochs:
         before = len(traced)
-        losses.append(module.train_epoch(model, optimizer, x, y, batch_size))
+        folder = tempfile.mkdtemp()
+        jax.config.update("jax_dump_ir_to", folder)
+        try:
+            losses.append(module.train_epoch(model, optimizer, x, y, batch_size))
+        finally:
+            jax.config.update("jax_dump_ir_to", "")
         traces_per_epoch.append(traced[before:])
-    return {"losses": losses, "traces": traces_per_epoch,
+        texts = []
+        for name in sorted(os.listdir(folder))[:20]:
+            if name.endswith(".mlir") and len(compiled) > 0:  # the first epoch compiles: only the second's are read
+                with open(os.path.join(folder, name)) as f:
+                    texts.append(f.read(2_000_000))
+        compiled.append(texts)
+    return {"losses": losses, "traces": traces_per_epoch, "compiled_in_second": compiled[-1],
             "params": nnx.to_pure_dict(nnx.state(model, nnx.Param))}
 
 
@@ -197,15 +219,29 @@ def test_same_result_as_the_ragged_loop(learner, reference, rng, seed):
     want = reference.probe(probe_ragged_reference, d_in, hidden, seed, batch_size, epochs)
     call = f"two epochs of train_epoch(..., batch_size={batch_size}) on {n} rows"
     traces = got.get("traces")
-    if isinstance(traces, list) and len(traces) == 2 and all(isinstance(t, list) for t in traces):
-        first, second = traces
-        shapes = sorted({tuple(s) for s in first if isinstance(s, list)})
-        if len(shapes) > 1:
-            fail(f"{call}: the step was traced for {len(shapes)} input shapes {shapes}; run train_step on the "
-                 "padded batches of make_batches, all of one shape.")
-        if second:
-            fail(f"{call}: the second epoch traced the step again. A compiled step must be reused across "
-                 "epochs: build it once, at module level, not inside train_epoch.")
+    if not (isinstance(traces, list) and len(traces) == 2 and all(isinstance(t, list) for t in traces)):
+        fail(f"{call}: the check's record of the step's traces came back as {traces!r:.100}.")
+    first, second = traces
+    shapes = sorted({tuple(s) for s in first if isinstance(s, list)})
+    if len(shapes) > 1:
+        fail(f"{call}: the step was traced for {len(shapes)} input shapes {shapes}; run train_step on the "
+             "padded batches of make_batches, all of one shape.")
+    if shapes != [(batch_size, d_in)]:
+        fail(f"{call}: the first epoch never traced the model for the padded batch ({batch_size}, {d_in}) "
+             f"(traced for {shapes}): train_epoch must run the compiled train_step on the batches.")
+    if second:
+        fail(f"{call}: the second epoch traced the step again. A compiled step must be reused across "
+             "epochs: build it once, at module level, not inside train_epoch.")
+    recompiled = got.get("compiled_in_second")
+    for text in recompiled if isinstance(recompiled, list) else [recompiled]:
+        try:
+            program = parse(text)
+        except ProgramError as e:
+            fail(f"{call}: the check could not read a program XLA compiled in the second epoch: {e}.")
+        if program.takes((batch_size, d_in)):
+            fail(f"{call}: XLA compiled the step again in the second epoch (a program taking the batch "
+                 f"({batch_size}, {d_in})); the second epoch traced the step again. A compiled step must be "
+                 "reused across epochs: build it once, at module level, not inside train_epoch.")
     n_batches = -(-n // batch_size)
     for e, losses in enumerate(got["losses"]):
         if not isinstance(losses, list) or len(losses) != n_batches:

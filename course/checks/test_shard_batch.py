@@ -1,9 +1,22 @@
 """Checks for shard_batch: a 1-D "data" mesh, a batch split by rows, and a sharded forward pass.
 
 Runs with 4 forced CPU devices; the reference runs in its own child with the same setting.
-The learner's process reports plain data (shard shapes, device ids, values,
-and how XLA laid out the model's input when it compiled the forward pass, from
-`jax.debug.inspect_array_sharding`); every judgment is made here.
+Where an array lives is judged here from programs, never from what the
+learner's process says about its arrays (`addressable_shards`, `.sharding`,
+`jax.debug.inspect_array_sharding` are all its own code to patch):
+- the mesh: a program lowered on a value placed on `data_mesh()` declares
+  that mesh (`sdy.mesh`), axis names and sizes;
+- the batch: a program lowered on the array `shard_batch` returns declares
+  its layout (`sdy.sharding` of the argument);
+- the forward pass: the programs XLA compiled while `forward_sharded` ran
+  (JAX writes each module it compiles to a folder, `jax_dump_ir_to`) declare
+  how the batch enters the model; the one that computes the model is run here,
+  without its annotations, on a batch the learner's process never saw, and
+  must give the MLP's outputs.
+The annotations are read by MLIR here (`course.engine.programs`). A text is
+the learner's process's to forge, but a verified module that declares the
+batch split by rows over a 4-device "data" mesh and computes the model on
+fresh inputs is a sharded forward pass: forging one costs the exercise.
 """
 
 from __future__ import annotations
@@ -13,21 +26,25 @@ import pytest
 
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_equal, fail, side_by_side
+from course.engine.evidence import mlp_forward
+from course.engine.programs import Program, ProgramError, parse, run
 
 TIMEOUT = 90
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
 # (rows, features, hidden) from a small fixed set, so that the programs compiled for
 # them are reused from one check to the next; the values are drawn fresh.
 SIZES = [(8, 3, 16), (16, 5, 8)]
+MESH = {"data": 4}
 
 
 def probe_shard(module, x, hidden, seed):
+    import os
+    import tempfile
+
     import jax
-    import jax.numpy as jnp
     import numpy as np
     from flax import nnx
-
-    seen = []
+    from jax.sharding import NamedSharding, PartitionSpec
 
     class MLP(nnx.Module):
         def __init__(self, d, h, rngs):
@@ -35,28 +52,39 @@ def probe_shard(module, x, hidden, seed):
             self.l2 = nnx.Linear(h, 1, rngs=rngs)
 
         def __call__(self, v):
-            # How XLA laid out the model's input: per device, the shard it holds.
-            shape = tuple(v.shape)
-            jax.debug.inspect_array_sharding(
-                v, callback=lambda sh: seen.append([list(sh.shard_shape(shape)), len(sh.device_set)]))
             return self.l2(jax.nn.relu(self.l1(v)))
 
     mesh = module.data_mesh()
+    on_mesh = jax.ShapeDtypeStruct((2,), np.float32, sharding=NamedSharding(mesh, PartitionSpec()))
+    mesh_program = jax.jit(lambda a: a).lower(on_mesh).as_text()
     arr = module.shard_batch(x, mesh)
     if not isinstance(arr, jax.Array):
         return {"error": f"shard_batch returned {type(arr).__name__}, not a jax.Array"}
-    shards = sorted(arr.addressable_shards, key=lambda s: s.device.id)
-    out = module.forward_sharded(MLP(x.shape[1], hidden, nnx.Rngs(seed)), x, mesh)
+    layout = jax.jit(lambda a: a).lower(arr).as_text()
+    # Which device holds which rows: the process's own account, for the message only.
+    shards = sorted(([int(s.device.id), int(s.index[0].start or 0)] for s in arr.addressable_shards))
+    model = MLP(x.shape[1], hidden, nnx.Rngs(seed))
+    folder = tempfile.mkdtemp()
+    jax.config.update("jax_dump_ir_to", folder)
+    try:
+        out = module.forward_sharded(model, x, mesh)
+    finally:
+        jax.config.update("jax_dump_ir_to", "")
+    programs = []
+    for name in sorted(os.listdir(folder))[:20]:
+        if name.endswith(".mlir"):
+            with open(os.path.join(folder, name)) as f:
+                programs.append(f.read(2_000_000))
     return {
         "n_devices": len(jax.devices()),
-        "mesh_shape": {str(k): int(v) for k, v in mesh.shape.items()},
-        "shard_shapes": [list(s.data.shape) for s in shards],
-        "shard_rows": [int(s.index[0].start or 0) for s in shards],
-        "devices": sorted(int(d.id) for d in arr.sharding.device_set),
+        "mesh_program": mesh_program,
+        "layout": layout,
+        "shards": shards,
         "value": np.asarray(arr),
         "out_is_numpy": isinstance(out, np.ndarray),
         "out": np.asarray(out),
-        "model_inputs": seen,
+        "programs": programs,
+        "params": nnx.to_pure_dict(nnx.state(model, nnx.Param)),
     }
 
 
@@ -70,44 +98,114 @@ def both(learner, reference, request):
     """The learner's and the reference's evidence, gathered once per check run (each run
     is its own pytest session): the checks below judge different parts of it."""
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
-    x, hidden = _case(np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    x, hidden = _case(rng)
     got, want = side_by_side(learner, reference).probe(probe_shard, x, hidden, seed)
     if "error" in got:
         fail(got["error"])
     if got["n_devices"] != 4:
         fail(f"the check expected 4 forced CPU devices but your code saw {got['n_devices']}.")
-    return x, got, want
+    fresh = rng.standard_normal(x.shape).astype(np.float32)  # for the forward program, drawn after it
+    return x, fresh, got, want
+
+
+def _program(text, what: str) -> Program:
+    try:
+        return parse(text)
+    except ProgramError as e:
+        fail(f"{what}: the check could not read the program JAX lowered: {e}.")
+    raise AssertionError("unreachable")
+
+
+def _mesh_of_value(program: Program, value, what: str) -> dict:
+    mesh = program.mesh_of(value)
+    if not mesh:  # none, or JAX's empty mesh for an array committed to one device
+        fail(f"{what} lives on no device mesh (it is on one device): place it on the mesh with "
+             "NamedSharding(mesh, PartitionSpec(\"data\")).")
+    return mesh
 
 
 def test_mesh_spans_all_devices_on_a_data_axis(both):
-    _, got, want = both
-    assert_equal(got["mesh_shape"], want["mesh_shape"], what="data_mesh().shape (axis name -> size)")
+    _, _, got, want = both
+    program = _program(got["mesh_program"], "a value placed on data_mesh()")
+    meshes = list(program.meshes.values())
+    assert_equal(meshes[0] if len(meshes) == 1 else meshes, MESH,
+                 what="data_mesh(), as a program lowered on it declares it (axis name -> size)")
+    assert_equal(list(_program(want["mesh_program"], "the reference mesh").meshes.values()), [MESH],
+                 what="the reference mesh")
 
 
 def test_batch_is_split_by_rows(both):
-    x, got, want = both
+    x, _, got, want = both
     what = f"shard_batch(x {x.shape}, mesh)"
-    assert_equal(got["devices"], want["devices"], what=f"{what}: the devices holding shards")
-    assert_equal(got["shard_shapes"], want["shard_shapes"], what=f"{what}: shape of each device's shard")
-    assert_equal(got["shard_rows"], want["shard_rows"], what=f"{what}: first row held by each device")
+    program = _program(got["layout"], what)
+    if len(program.args) != 1 or (program.args[0].shape, program.args[0].dtype) != (x.shape, "float32"):
+        fail(f"{what}: a program lowered on the result takes {[(a.shape, a.dtype) for a in program.args]}; "
+             f"expected one float32 array of shape {x.shape}.")
+    arg = program.args[0]
+    mesh = _mesh_of_value(program, arg, f"{what}: the result")
+    assert_equal(mesh, MESH, what=f"{what}: the mesh the result is placed on (axis name -> size)")
+    expected = _program(want["layout"], "the reference layout").args[0].sharding
+    if arg.sharding != expected:
+        layout = "whole on every device" if arg.sharding and not arg.sharded_axes else f"split as {arg.sharding}"
+        fail(f"{what}: the result is {layout} (mesh axes per dimension); expected axis 0 split over \"data\" "
+             f"and the other axes whole, {expected}: shard the rows with NamedSharding(mesh, PartitionSpec(\"data\")).")
+    assert_equal(got["shards"], want["shards"], what=f"{what}: [device id, first row] of each shard")
     assert_close(got["value"], x, what=f"{what}: the values (sharding must not change them)", rtol=0, atol=0)
 
 
 def test_sharded_forward_matches_one_device(both):
-    x, got, want = both
+    x, fresh, got, want = both
+    call = f"forward_sharded(model, x {x.shape}, mesh)"
     if not got["out_is_numpy"]:
         fail("forward_sharded must return a NumPy array on the host (np.asarray or jax.device_get).")
-    _require_split_input(got.get("model_inputs"), x.shape, f"forward_sharded(model, x {x.shape}, mesh)")
-    assert_close(got["out"], want["out"], what=f"forward_sharded(model, x {x.shape}, mesh)", rtol=1e-5, atol=1e-6)
+    assert_close(got["out"], want["out"], what=call, rtol=1e-5, atol=1e-6)
+    programs = got.get("programs")
+    forward = [p for p in (_program(t, call) for t in programs if isinstance(t, str))
+               if p.takes(x.shape) and any(r.shape == (x.shape[0], 1) for r in p.results)] \
+        if isinstance(programs, list) else []
+    if not forward:
+        fail(f"{call}: XLA compiled no program that runs the model on a batch of shape {x.shape}. "
+             "Shard the batch (shard_batch) and run the model on the sharded array under nnx.jit.")
+    for program in forward:
+        _require_split_input(program, x.shape, call)
+        _require_the_model(program, want["params"], fresh, call)
 
 
-def _require_split_input(seen, shape, call):
-    """The model's input, as compiled, must be split by rows over the 4 devices."""
-    want = [[shape[0] // 4, *shape[1:]], 4]
-    if not isinstance(seen, list) or not seen:
-        fail(f"{call}: the model was never run on the batch. Run it on the sharded batch under nnx.jit.")
-    for record in seen:
-        if record != want:
-            fail(f"{call}: the model ran on an input laid out as shards of {record[0] if isinstance(record, list) else record} "
-                 f"on {record[1] if isinstance(record, list) else '?'} device(s); expected each of the 4 devices to "
-                 f"hold {want[0]} rows. Shard the batch (shard_batch) and run the model on the sharded array.")
+def _require_split_input(program: Program, shape, call: str) -> None:
+    """The batch enters the compiled model split by rows over the 4 devices, and stays split."""
+    batch = [a for a in program.args if a.shape == tuple(shape) and a.dtype == "float32"]
+    rows = (("data",),) + ((),) * (len(shape) - 1)
+    for arg in batch:
+        if arg.sharding != rows or program.mesh_of(arg) != MESH:
+            laid = ("on one device" if arg.sharding is None or not program.mesh_of(arg)
+                    else "whole on every device" if not arg.sharded_axes
+                    else f"as {arg.sharding} over the mesh {program.mesh_of(arg)}")
+            fail(f"{call}: the compiled model takes the batch {laid}; expected each of the 4 devices to hold "
+                 f"{shape[0] // 4} rows. Shard the batch (shard_batch) and run the model on the sharded array.")
+    for c in program.constraints:
+        if c.shape[:1] == (shape[0],) and len(c.shape) == 2 and c.shape[1] != 1 and (
+                (c.sharding or ((),))[0] != ("data",) or program.mesh_of(c) != MESH):
+            fail(f"{call}: the compiled model lays a {c.shape} value of the batch out as {c.sharding} before the "
+                 "model is done with it: every device would compute on all the rows. Run the model on the "
+                 "sharded batch as it is.")
+
+
+def _require_the_model(program: Program, params: dict, x: np.ndarray, call: str) -> None:
+    """Run the forward program here on a batch drawn after it was lowered: it must compute the MLP."""
+    values = [np.asarray(params[layer][name], np.float32) for layer in ("l1", "l2") for name in ("kernel", "bias")]
+    by_shape = {(v.shape, "float32"): v for v in [*values, x]}
+    args = []
+    for a in program.args:
+        if (a.shape, a.dtype) not in by_shape:
+            fail(f"{call}: the compiled model takes an input {a.dtype}{list(a.shape)} that is neither the "
+                 "batch nor a parameter of the model: pass the model and the sharded batch to the jitted function.")
+        args.append(by_shape[(a.shape, a.dtype)])
+    try:
+        outs = run(program.text, *args, global_view=True)
+    except ProgramError as e:
+        fail(f"{call}: the check cannot run the program XLA compiled for the model: {e}.")
+    rows = [o for o, r in zip(outs, program.results) if r.shape == (x.shape[0], 1)]
+    want = mlp_forward(params, x, first="l1", second="l2").astype(np.float32)
+    assert_close(rows[-1], want, what=f"{call}: the compiled model, run by the check on a new batch",
+                 rtol=1e-4, atol=1e-5)

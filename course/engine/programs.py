@@ -48,6 +48,8 @@ MAX_RUN_CHARS = 1_000_000
 # `%0:4 = stablehlo.while(...)`, `stablehlo.return ...`, `"stablehlo.foo"(...)`, `func.call @f(...)`.
 _OP = re.compile(r'^\s*(?:%[\w#:.,% ]+=\s*)?"?([a-z][a-z0-9_]*\.[a-z][a-z0-9_.]*)"?[\s(<{]')
 _MAIN = re.compile(r"func\.func\s+public\s+@main\(")
+# Attribute aliases may come before the module (`#loc1 = loc("x")`, as JAX writes modules with locations).
+_ALIASES = re.compile(r"^\s*#[\w.$-]+\s*=[^\n]*\n", re.M)
 _MESH = re.compile(r"sdy\.mesh\s+@([\w.$-]+)\s*=\s*<\[([^\]]*)\]")
 _MESH_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
 _TENSOR = re.compile(r"tensor<([^>]*)>")
@@ -78,6 +80,8 @@ class Value:
     # None when the program says nothing about this value's sharding.
     sharding: tuple[tuple[str, ...], ...] | None = None
     raw_sharding: str = ""
+    # The `sdy.mesh` the sharding names ("" for GSPMD strings or none).
+    mesh: str = ""
 
     @property
     def sharded_axes(self) -> tuple[str, ...]:
@@ -92,6 +96,13 @@ class Program:
     results: list[Value] = field(default_factory=list)
     meshes: dict[str, dict[str, int]] = field(default_factory=dict)
     num_partitions: int = 1
+    # Every `sdy.sharding_constraint` and `sdy.reshard` in the module, in order: the shape
+    # of the value it lays out and the layout (read by MLIR; empty without `verify`).
+    constraints: list[Value] = field(default_factory=list)
+
+    def mesh_of(self, value: Value) -> dict[str, int] | None:
+        """The axes (name -> size) of the mesh a value's sharding names, if the module declares it."""
+        return self.meshes.get(value.mesh) if value.mesh else None
 
     def takes(self, shape: tuple[int, ...], dtype: str = "float32") -> bool:
         """Whether one of the entry point's arguments has this shape and dtype."""
@@ -125,17 +136,18 @@ def parse(text: object, *, verify: bool = True) -> Program:
     if len(text) > MAX_PROGRAM_CHARS:
         raise ProgramError(f"the lowered program is {len(text)} characters, more than {MAX_PROGRAM_CHARS}")
     main = _MAIN.search(text)
-    if main is None or not text.lstrip().startswith("module"):
+    if main is None or not _ALIASES.sub("", text[:main.start()]).lstrip().startswith("module"):
         raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
-    verified_ops = _verify(text) if verify else None
     program = Program(text=text)
-    if verified_ops is not None:
-        program.ops = verified_ops  # from MLIR's own walk: nothing hides on a shared line
-    else:
-        for line in text.splitlines():
-            m = _OP.match(line)
-            if m:
-                program.ops[m.group(1)] += 1
+    if verify:
+        # From MLIR's own reading: nothing hides on a shared line, and no string (a
+        # location, a result's name) can pass for a type or a sharding.
+        _read_verified(text, program)
+        return program
+    for line in text.splitlines():
+        m = _OP.match(line)
+        if m:
+            program.ops[m.group(1)] += 1
     for m in _MESH.finditer(text):
         program.meshes[m.group(1)] = {a: int(n) for a, n in _MESH_AXIS.findall(m.group(2))}
     parts = re.search(r"mhlo\.num_partitions\s*=\s*(\d+)", text[: main.start()])
@@ -178,10 +190,97 @@ def _walk(operation, counts: Counter) -> Counter:
     return counts
 
 
-def _verify(text: str) -> Counter:
+def _read_verified(text: str, program: Program) -> None:
+    """Fill `program` from the verified module: ops, meshes, `@main`'s signature and shardings."""
+    from jax._src.lib.mlir import ir
+
     context, module = _verified_module(text)
     with context:
-        return _walk(module.operation, Counter())
+        program.ops = _walk(module.operation, Counter())
+        attrs = module.operation.attributes
+        if "mhlo.num_partitions" in attrs:
+            program.num_partitions = ir.IntegerAttr(attrs["mhlo.num_partitions"]).value
+        main = None
+        for op in module.body.operations:
+            name = op.operation.name
+            if name == "sdy.mesh":
+                program.meshes[ir.StringAttr(op.attributes["sym_name"]).value] = _mesh_axes(op.attributes["mesh"])
+            elif name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+                main = op
+        if main is None:
+            raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
+        kind = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        for types, key, out in ((kind.inputs, "arg_attrs", program.args),
+                                (kind.results, "res_attrs", program.results)):
+            dicts = list(ir.ArrayAttr(main.attributes[key])) if key in main.attributes else []
+            for i, t in enumerate(types):
+                out.append(_typed_value(t, ir.DictAttr(dicts[i]) if i < len(dicts) else None))
+        _collect_constraints(module.operation, program.constraints)
+
+
+def _mesh_axes(attr) -> dict[str, int]:
+    from jax._src.lib.mlir.dialects import sdy
+
+    return {sdy.MeshAxisAttr(a).name: int(sdy.MeshAxisAttr(a).size) for a in sdy.MeshAttr(attr).axes}
+
+
+def _tensor(t) -> tuple[tuple[int, ...], str]:
+    from jax._src.lib.mlir import ir
+
+    ranked = _cast(ir.RankedTensorType, t)
+    if ranked is None:
+        return (), "unknown"
+    element = str(ranked.element_type)
+    return tuple(int(d) for d in ranked.shape), MLIR_DTYPES.get(element, element)
+
+
+def _layout(attr) -> tuple[tuple[tuple[str, ...], ...], str]:
+    """(axes per dimension, mesh name) of an `#sdy.sharding` attribute."""
+    from jax._src.lib.mlir import ir
+    from jax._src.lib.mlir.dialects import sdy
+
+    sharding = sdy.TensorShardingAttr(attr)
+    ref = sharding.mesh_or_ref
+    symbol = _cast(ir.FlatSymbolRefAttr, ref)
+    mesh = symbol.value if symbol is not None else ""
+    spec = tuple(tuple(sdy.AxisRefAttr(a).name for a in sdy.DimensionShardingAttr(d).axes)
+                 for d in sharding.dimension_shardings)
+    return spec, mesh
+
+
+def _typed_value(t, attrs) -> Value:
+    from jax._src.lib.mlir import ir
+
+    shape, dtype = _tensor(t)
+    if attrs is not None and "sdy.sharding" in attrs:
+        spec, mesh = _layout(attrs["sdy.sharding"])
+        return Value(shape, dtype, spec, str(attrs["sdy.sharding"]), mesh)
+    raw = _cast(ir.StringAttr, attrs["mhlo.sharding"]) if attrs is not None and "mhlo.sharding" in attrs else None
+    if raw is not None:
+        return Value(shape, dtype, _mhlo_spec(raw.value, len(shape)), raw.value)
+    return Value(shape, dtype)
+
+
+def _cast(kind, thing):
+    """`kind(thing)` (an MLIR type or attribute class), or None when `thing` is not one."""
+    try:
+        return kind(thing)
+    except (ValueError, TypeError):
+        return None
+
+
+_RELAYOUTS = ("sdy.sharding_constraint", "sdy.reshard")
+
+
+def _collect_constraints(operation, out: list[Value]) -> None:
+    for region in operation.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                if op.operation.name in _RELAYOUTS and "sharding" in op.attributes:
+                    shape, dtype = _tensor(op.results[0].type)
+                    spec, mesh = _layout(op.attributes["sharding"])
+                    out.append(Value(shape, dtype, spec, str(op.attributes["sharding"]), mesh))
+                _collect_constraints(op.operation, out)
 
 
 # -- running a program on the trusted side -----------------------------------------
@@ -206,7 +305,7 @@ _COMPILED: dict[str, object] = {}
 _COMPILED_LOCK = threading.Lock()
 
 
-def run(text: object, *args) -> list:
+def run(text: object, *args, global_view: bool = False) -> list:
     """Compile a lowered single-device program here and run it on `args` (NumPy arrays).
 
     For evidence that must not be computed in the learner's process: the
@@ -216,18 +315,33 @@ def run(text: object, *args) -> list:
     the operations in _RUNNABLE are run; anything else, or arguments that do not
     match `args` exactly, is a ProgramError. Compiled programs are kept (by the
     text's hash) for the next check that sends the same one.
-    """
-    import numpy as np
 
+    With `global_view`, a program lowered for a mesh is run too: such a module
+    is the whole computation on global shapes, and its shardings (`sdy.mesh`,
+    `sdy.sharding` on values, `sdy.sharding_constraint` and `sdy.reshard`) only
+    say where each piece would live, which changes no value. They are dropped
+    (`single_device`) and the same computation runs here on one device. Read the
+    shardings from `parse` before: running proves what the program computes,
+    the annotations where. Per-device code (`sdy.manual_computation`, from
+    shard_map) and collectives are still refused.
+    """
     if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
         raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
                            f"{MAX_RUN_CHARS} are run on the trusted side")
+    if global_view:
+        text = single_device(text)
     program = parse(text)
     refused = sorted(op for op in program.ops if op not in _RUNNABLE)
     if any(not op.startswith("sdy.") for op in refused):  # what it computes, before where it would run
         raise ProgramError(f"the lowered program uses operations that are not run here: {', '.join(refused[:5])}")
     if program.num_partitions != 1 or program.meshes or refused:
         raise ProgramError("only single-device programs are run on the trusted side")
+    return _execute(program, args)
+
+
+def _execute(program: "Program", args: tuple) -> list:
+    import numpy as np
+
     for spec in _TENSOR.findall(program.text):
         shape = _value(f"tensor<{spec}>").shape
         if math.prod(shape) > MAX_TENSOR_ELEMENTS:
@@ -242,6 +356,76 @@ def run(text: object, *args) -> list:
     executable, device = _compiled(program.text)
     outs = executable.execute_sharded([jax.device_put(a, device) for a in arrays])
     return [np.asarray(r[0]) for r in outs.disassemble_into_single_device_arrays()]
+
+
+# Where a value lives, never what it is: what `single_device` drops.
+_LAYOUT_ATTRS = ("sdy.sharding", "mhlo.sharding", "sdy.sharding_rule")
+
+
+def single_device(text: object) -> str:
+    """The computation of a program lowered for a mesh, as a single-device module (see `run`).
+
+    The result is printed by MLIR without locations: the same computation gives
+    the same text, whatever the files it was lowered from.
+    """
+    if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
+        raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
+                           f"{MAX_RUN_CHARS} are run on the trusted side")
+    parse(text)  # the checks of an ordinary program first (type, size, MLIR's verifier)
+    from jax._src.lib.mlir import ir
+
+    context, module = _verified_module(text)
+    with context:
+        relayouts, meshes, others = [], [], []
+
+        def visit(operation) -> None:
+            for region in operation.regions:
+                for block in region.blocks:
+                    for op in block.operations:
+                        name = op.operation.name
+                        if name in _RELAYOUTS:
+                            relayouts.append(op)
+                        elif name == "sdy.mesh":
+                            meshes.append(op)
+                        elif name.startswith("sdy."):
+                            others.append(name)
+                        visit(op.operation)
+
+        visit(module.operation)
+        if others:
+            raise ProgramError(f"the lowered program uses operations that are not run here: "
+                               f"{', '.join(sorted(set(others))[:5])}")
+        for op in relayouts:  # a change of layout is the identity on values
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.operation.erase()
+        for op in meshes:
+            op.operation.erase()
+        for op in module.body.operations:
+            if op.operation.name != "func.func":
+                continue
+            for key in ("arg_attrs", "res_attrs"):
+                if key in op.attributes:
+                    kept = [ir.DictAttr.get({a.name: a.attr for a in ir.DictAttr(d) if a.name not in _LAYOUT_ATTRS})
+                            for d in ir.ArrayAttr(op.attributes[key])]
+                    op.attributes[key] = ir.ArrayAttr.get(kept)
+        _drop_layouts(module.operation)
+        attrs = module.operation.attributes
+        for key in ("mhlo.num_partitions", "mhlo.num_replicas"):
+            if key in attrs:
+                attrs[key] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
+        if not module.operation.verify():
+            raise ProgramError("the lowered program does not verify once its shardings are dropped")
+        return module.operation.get_asm(enable_debug_info=False)
+
+
+def _drop_layouts(operation) -> None:
+    for region in operation.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                for key in _LAYOUT_ATTRS:
+                    if key in op.attributes:
+                        del op.attributes[key]
+                _drop_layouts(op.operation)
 
 
 def _compiled(text: str):
