@@ -436,6 +436,25 @@ def test_side_by_side_answers_both_sides_at_once():
     assert got == ("learner", 2) and want == ("reference", 2)
 
 
+def test_side_by_side_probe_each_gives_each_side_its_own_probe():
+    from course.engine.checking import side_by_side
+
+    class Side:
+        def probe(self, fn, *args, **kwargs):
+            return fn(self, *args, **kwargs)
+
+    learner, reference = Side(), Side()
+
+    def learners(module, a, *, b):
+        return ("learner's probe", module is learner, a + b)
+
+    def references(module, a, *, b):
+        return ("reference's probe", module is reference, a * b)
+
+    got, want = side_by_side(learner, reference).probe_each(learners, references, 3, b=4)
+    assert got == ("learner's probe", True, 7) and want == ("reference's probe", True, 12)
+
+
 def test_side_by_side_reports_the_learners_failure_before_the_references(check):
     result = check("""
         def scale(x, alpha):

@@ -79,35 +79,60 @@ def probe_epochs(module, d_in, hidden, seed, batch_size, epochs):
 
 
 def probe_ragged_reference(module, d_in, hidden, seed, batch_size, epochs):
-    """The plain loop the padded one must reproduce: eager, ragged last batch."""
-    import jax
+    """The plain loop the padded one must reproduce: one update per batch, the last one short.
+
+    Asked of the reference only, so it runs on the trusted side alone and may use
+    this module's `_ragged_tools`: its step is compiled once per batch shape for
+    the life of the process (run eagerly, each of its operations would compile
+    anew for every new shape, seconds on a check's first run)."""
     import jax.numpy as jnp
     import optax
     from flax import nnx
 
-    class MLP(nnx.Module):
-        def __init__(self, d_in, hidden, *, rngs):
-            self.linear1 = nnx.Linear(d_in, hidden, rngs=rngs)
-            self.linear2 = nnx.Linear(hidden, 1, rngs=rngs)
-
-        def __call__(self, x):
-            return self.linear2(jax.nn.relu(self.linear1(x)))
-
-    def loss_fn(model, x, y):
-        return optax.sigmoid_binary_cross_entropy(model(x).squeeze(-1), y).mean()
-
+    MLP, step = _ragged_tools()
     model = MLP(d_in, hidden, rngs=nnx.Rngs(seed))
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
     losses = []
     for x, y in epochs:
         epoch = []
         for start in range(0, len(x), batch_size):
-            loss, grads = nnx.value_and_grad(loss_fn)(model, jnp.asarray(x[start:start + batch_size]),
-                                                      jnp.asarray(y[start:start + batch_size]))
-            optimizer.update(model, grads)
+            loss = step(model, optimizer, jnp.asarray(x[start:start + batch_size]),
+                        jnp.asarray(y[start:start + batch_size]))
             epoch.append(float(loss))
         losses.append(epoch)
     return {"losses": losses, "params": nnx.to_pure_dict(nnx.state(model, nnx.Param))}
+
+
+_RAGGED_TOOLS: list = []
+
+
+def _ragged_tools():
+    """(MLP class, compiled step) of `probe_ragged_reference`, made once: a class or a step
+    made anew on every run would be traced and compiled anew."""
+    if not _RAGGED_TOOLS:
+        import jax
+        import optax
+        from flax import nnx
+
+        class MLP(nnx.Module):
+            def __init__(self, d_in, hidden, *, rngs):
+                self.linear1 = nnx.Linear(d_in, hidden, rngs=rngs)
+                self.linear2 = nnx.Linear(hidden, 1, rngs=rngs)
+
+            def __call__(self, x):
+                return self.linear2(jax.nn.relu(self.linear1(x)))
+
+        def loss_fn(model, x, y):
+            return optax.sigmoid_binary_cross_entropy(model(x).squeeze(-1), y).mean()
+
+        @nnx.jit
+        def step(model, optimizer, x, y):
+            loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)
+            optimizer.update(model, grads)
+            return loss
+
+        _RAGGED_TOOLS.append((MLP, step))
+    return _RAGGED_TOOLS[0]
 
 
 def probe_masked_loss(module, d_in, hidden, seed, x, y, mask):
@@ -215,8 +240,8 @@ def test_train_step_is_compiled_for_the_batch_shape(learner, rng, seed):
 
 def test_same_result_as_the_ragged_loop(learner, reference, rng, seed):
     d_in, hidden, batch_size, n, epochs = _setup(rng)
-    got = learner.probe(probe_epochs, d_in, hidden, seed, batch_size, epochs)
-    want = reference.probe(probe_ragged_reference, d_in, hidden, seed, batch_size, epochs)
+    got, want = side_by_side(learner, reference).probe_each(probe_epochs, probe_ragged_reference,
+                                                           d_in, hidden, seed, batch_size, epochs)
     call = f"two epochs of train_epoch(..., batch_size={batch_size}) on {n} rows"
     traces = got.get("traces")
     if not (isinstance(traces, list) and len(traces) == 2 and all(isinstance(t, list) for t in traces)):

@@ -87,6 +87,11 @@ class side_by_side:
     def probe(self, fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         return self._ask(lambda side: side.probe(fn, *args, **kwargs))
 
+    def probe_each(self, learner_fn: Any, reference_fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        """The same arguments to a probe of each side's own (e.g. the learner's loop and the plain one)."""
+        return self._ask(lambda side: side.probe(learner_fn if side is self._learner else reference_fn,
+                                                 *args, **kwargs))
+
     def _ask(self, ask: Any) -> tuple[Any, Any]:
         import threading
 
