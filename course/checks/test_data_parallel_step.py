@@ -24,8 +24,8 @@ import pytest
 
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_equal, assert_tree_close, fail, side_by_side
-from course.engine.evidence import bce_with_logits, mlp_forward
-from course.engine.programs import Program, ProgramError, parse, run
+from course.engine.evidence import bce_with_logits, mlp_forward, read_program
+from course.engine.programs import Program, ProgramError, run
 
 TIMEOUT = 120
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
@@ -106,17 +106,10 @@ def both(learner, reference, request):
     return xs, fresh, got, want
 
 
-def _program(text, what: str) -> Program:
-    try:
-        return parse(text)
-    except ProgramError as e:
-        fail(f"{what}: the check could not read the program JAX lowered: {e}.")
-    raise AssertionError("unreachable")
-
-
 def test_replicate_puts_every_array_on_every_device(both):
     _, _, got, _ = both
-    program = _program(got.get("placement"), "the model and optimizer after replicate(model, optimizer, mesh)")
+    program = read_program(got.get("placement"),
+                           what="the model and optimizer after replicate(model, optimizer, mesh)")
     if not program.args:
         fail("after replicate(model, optimizer, mesh) the model and optimizer hold no arrays.")
     bad = sum(1 for a in program.args
@@ -132,7 +125,7 @@ def test_the_batch_is_split_over_the_devices(both):
     rows, d = xs.shape[1:]
     call = f"data_parallel_step(model, optimizer, x {(rows, d)}, y, mesh)"
     programs = got.get("programs")
-    steps = [p for p in (_program(t, call) for t in programs if isinstance(t, str))
+    steps = [p for p in (read_program(t, what=call) for t in programs if isinstance(t, str))
              if p.takes((rows, d)) and p.takes((rows,))] if isinstance(programs, list) else []
     if not steps:
         fail(f"{call}: XLA compiled no program that takes the batch x {(rows, d)} and y {(rows,)}. "

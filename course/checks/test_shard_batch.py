@@ -26,8 +26,8 @@ import pytest
 
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_equal, fail, side_by_side
-from course.engine.evidence import mlp_forward
-from course.engine.programs import Program, ProgramError, parse, run
+from course.engine.evidence import mlp_forward, read_program
+from course.engine.programs import Program, ProgramError, run
 
 TIMEOUT = 90
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
@@ -109,14 +109,6 @@ def both(learner, reference, request):
     return x, fresh, got, want
 
 
-def _program(text, what: str) -> Program:
-    try:
-        return parse(text)
-    except ProgramError as e:
-        fail(f"{what}: the check could not read the program JAX lowered: {e}.")
-    raise AssertionError("unreachable")
-
-
 def _mesh_of_value(program: Program, value, what: str) -> dict:
     mesh = program.mesh_of(value)
     if not mesh:  # none, or JAX's empty mesh for an array committed to one device
@@ -127,25 +119,25 @@ def _mesh_of_value(program: Program, value, what: str) -> dict:
 
 def test_mesh_spans_all_devices_on_a_data_axis(both):
     _, _, got, want = both
-    program = _program(got["mesh_program"], "a value placed on data_mesh()")
+    program = read_program(got["mesh_program"], what="a value placed on data_mesh()")
     meshes = list(program.meshes.values())
     assert_equal(meshes[0] if len(meshes) == 1 else meshes, MESH,
                  what="data_mesh(), as a program lowered on it declares it (axis name -> size)")
-    assert_equal(list(_program(want["mesh_program"], "the reference mesh").meshes.values()), [MESH],
+    assert_equal(list(read_program(want["mesh_program"], what="the reference mesh").meshes.values()), [MESH],
                  what="the reference mesh")
 
 
 def test_batch_is_split_by_rows(both):
     x, _, got, want = both
     what = f"shard_batch(x {x.shape}, mesh)"
-    program = _program(got["layout"], what)
+    program = read_program(got["layout"], what=what)
     if len(program.args) != 1 or (program.args[0].shape, program.args[0].dtype) != (x.shape, "float32"):
         fail(f"{what}: a program lowered on the result takes {[(a.shape, a.dtype) for a in program.args]}; "
              f"expected one float32 array of shape {x.shape}.")
     arg = program.args[0]
     mesh = _mesh_of_value(program, arg, f"{what}: the result")
     assert_equal(mesh, MESH, what=f"{what}: the mesh the result is placed on (axis name -> size)")
-    expected = _program(want["layout"], "the reference layout").args[0].sharding
+    expected = read_program(want["layout"], what="the reference layout").args[0].sharding
     if arg.sharding != expected:
         layout = "whole on every device" if arg.sharding and not arg.sharded_axes else f"split as {arg.sharding}"
         fail(f"{what}: the result is {layout} (mesh axes per dimension); expected axis 0 split over \"data\" "
@@ -161,7 +153,7 @@ def test_sharded_forward_matches_one_device(both):
         fail("forward_sharded must return a NumPy array on the host (np.asarray or jax.device_get).")
     assert_close(got["out"], want["out"], what=call, rtol=1e-5, atol=1e-6)
     programs = got.get("programs")
-    forward = [p for p in (_program(t, call) for t in programs if isinstance(t, str))
+    forward = [p for p in (read_program(t, what=call) for t in programs if isinstance(t, str))
                if p.takes(x.shape) and any(r.shape == (x.shape[0], 1) for r in p.results)] \
         if isinstance(programs, list) else []
     if not forward:

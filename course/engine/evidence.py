@@ -26,14 +26,25 @@ from typing import Any
 import numpy as np
 
 from course.engine.checking import fail
-from course.engine.programs import ProgramError, parse, run
+from course.engine.programs import Program, ProgramError, parse, run
 
-__all__ = ["ProgramError", "bce_with_logits", "main_signature", "mlp_forward", "run_lowered"]
+__all__ = ["ProgramError", "bce_with_logits", "main_signature", "mlp_forward", "read_program", "run_lowered"]
+
 
 def main_signature(text: Any) -> tuple[list, list]:
     """(arguments, results) of the program's entry point, each a (shape, dtype) pair."""
     program = parse(text)
     return [(a.shape, a.dtype) for a in program.args], [(r.shape, r.dtype) for r in program.results]
+
+
+def read_program(text: Any, *, what: str) -> Program:
+    """The learner's lowered program, parsed and verified here (`course.engine.programs.parse`);
+    a text that is not one fails the check, with `what` in the message."""
+    try:
+        return parse(text)
+    except ProgramError as e:
+        fail(f"{what}: the check could not read the program JAX lowered: {e}.")
+    raise AssertionError("unreachable")
 
 
 def run_lowered(text: Any, args: list, *, what: str) -> list[np.ndarray]:
