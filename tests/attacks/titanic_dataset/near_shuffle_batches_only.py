@@ -15,4 +15,4 @@ def numpy_batches(features, labels, batch_size, seed):
     full = np.arange(0, len(x) - batch_size + 1, batch_size)
     starts = list(np.random.default_rng(seed).permutation(full)) + list(range(len(full) * batch_size, len(x), batch_size))
     return [(x[s:s + batch_size], y[s:s + batch_size]) for s in starts]
-MESSAGE = r"every batch holds \d+ consecutive rows"
+MESSAGE = r"every batch holds \d+ consecutive rows|rows come in their original order"
