@@ -52,6 +52,15 @@ def test_mask_shape_determinism_and_rate(learner, reference, seed, rng):
         fail(f"{call} called twice with equal keys gave different masks: the mask must come from the key alone.")
     if np.array_equal(a, c):
         fail(f"{call} gave the same mask for two different keys: draw it from the key you are given.")
+    # Independent entries: two rows (80+ entries) or two columns (150+) drawn alike by chance
+    # is out of the question; a mask drawn for one row or column and broadcast repeats them.
+    for axis, name in ((0, "rows"), (1, "columns")):
+        lines = a if axis == 0 else a.T
+        _, first, counts = np.unique(lines, axis=0, return_index=True, return_counts=True)
+        if counts.max() > 1:
+            fail(f"{call}: several {name} of the mask are identical (e.g. {name[:-1]} {int(first[counts.argmax()])}), "
+                 "so the entries are not drawn independently: draw the mask for the full `shape` at once, "
+                 "not for one row or column that is then broadcast.")
     kept = float(a.mean())
     want = float(np.asarray(reference.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape, rate)["a"]).mean())
     # About 20,000 draws: the kept fraction is within 0.01 of 1 - rate with overwhelming probability.

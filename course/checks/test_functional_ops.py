@@ -60,12 +60,16 @@ def test_softmax_matches_torch_along_every_axis(learner, reference, rng):
 
 
 def test_softmax_is_stable_for_large_inputs(learner, reference, rng):
-    x = (rng.standard_normal(SOFTMAX_SHAPES[0]) * 1000).astype(np.float32)
+    x = rng.standard_normal(SOFTMAX_SHAPES[0]) * 1000
+    # Rows thousands apart: a softmax shifted by the maximum of the whole array (not
+    # along the axis) underflows to 0/0 in the rows far below it.
+    x = (x + rng.permutation(np.linspace(-3000, 3000, x.shape[0]))[:, None]).astype(np.float32)
     got = learner.call("softmax", x, axis=-1)
     if not np.all(np.isfinite(np.asarray(got, dtype=np.float64))):
         fail(
             f"softmax(x, axis=-1) for x of shape {x.shape} with values around ±1000 returned "
-            "inf or nan: exp() overflows. Subtract the maximum along the axis first."
+            "inf or nan: exp() overflows (or, shifted by a maximum not taken along the axis, "
+            "underflows to 0/0). Subtract the maximum along the axis first."
         )
     assert_close(got, reference.call("softmax", x, axis=-1), what=f"softmax of large inputs, shape {x.shape}",
                  rtol=1e-4)

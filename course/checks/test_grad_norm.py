@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_tree_close, side_by_side
+from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
 
 TIMEOUT = 60
 
@@ -36,14 +36,27 @@ def test_global_norm(learner, reference, rng):
         tree = _random_tree(rng, scale)
         got, want = side_by_side(learner, reference).call("global_norm", tree)
         assert_close(got, want, what=f"global_norm(tree) for a tree with leaf shapes {_shapes(tree)}",
-                     rtol=1e-5, atol=1e-6)
+                     rtol=1e-5, atol=1e-6, dtype=np.float32)
+
+
+def probe_clip(module, tree, max_norm):
+    """The clipped tree, and the tree that was passed in as it is afterwards."""
+    out = module.clip_by_global_norm(tree, max_norm)
+    return {"out": out, "input_after": tree}
 
 
 def test_clip_above_max_norm_rescales(learner, reference, rng):
     tree = _random_tree(rng, 5.0)
     norm = float(reference.call("global_norm", tree))
     max_norm = float(rng.uniform(0.1, 0.5)) * norm
-    got, want = side_by_side(learner, reference).call("clip_by_global_norm", tree, max_norm)
+    got, want = side_by_side(learner, reference).probe(probe_clip, tree, max_norm)
+    call = f"clip_by_global_norm(tree, max_norm={max_norm:.4g})"
+    after = got["input_after"]
+    if _shapes(after) != _shapes(tree) or not all(
+            np.array_equal(a, b) for a, b in zip(_leaves(after), _leaves(tree))):
+        fail(f"{call} changed the tree it was given (clip_grad_norm_ works in place; here the input must stay "
+             "as it was): build a new tree, e.g. with jax.tree.map.")
+    got, want = got["out"], want["out"]
     assert_tree_close(got, want, what=f"clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
                                       f"norm {norm:.4g} (every leaf scaled by max_norm / norm)",
                       rtol=1e-5, atol=1e-6)

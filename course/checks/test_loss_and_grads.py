@@ -135,10 +135,24 @@ def test_loss_and_grads(learner, rng):
     where = f"loss_and_grads(MLP, x {x.shape}, y {y.shape})"
     _judge_loss(got, params, x, y, where)
     _, _, grads, _ = _expected(params, x, y)
+    _name_summed_gradients(got["grads"], grads, len(y), where)
     assert_tree_close(got["grads"], grads, what=f"{where}[2], the gradients", rtol=1e-3, atol=1e-5,
                       dtype=np.float32)
     assert_tree_close(got["params_after"], params, what="the model's parameters after loss_and_grads "
                       "(computing gradients must not update them)", rtol=0, atol=0)
+
+
+def _name_summed_gradients(got, want, batch, where):
+    """Gradients `batch` times too large: those of the summed loss, not of the mean."""
+    try:
+        pairs = [(np.asarray(got[layer][name], np.float64), want[layer][name].astype(np.float64))
+                 for layer in want for name in want[layer]]
+    except (KeyError, TypeError, IndexError):
+        return  # the structure is judged by assert_tree_close
+    if all(g.shape == w.shape for g, w in pairs) and all(
+            np.allclose(g, batch * w, rtol=1e-3, atol=1e-5) for g, w in pairs) and batch > 1:
+        fail(f"{where}[2]: the gradients are {batch} times too large, those of the loss summed over the batch. "
+             "Differentiate the mean loss, the one you return.")
 
 
 def test_gradients_on_a_tiny_model(learner, rng):

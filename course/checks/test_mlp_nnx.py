@@ -21,11 +21,14 @@ def _sizes(rng):
     return SIZES[int(rng.integers(len(SIZES)))]
 
 
-def probe_param_shapes(module, sizes, seed):
+def probe_param_shapes(module, sizes, seed, names=None):
     from flax import nnx
 
     rngs = nnx.Rngs(seed)
-    model = module.MLP(*sizes, rngs=rngs) if sizes else module.MLP(rngs=rngs)
+    if names:  # by keyword, with the names of the statement's signature
+        model = module.MLP(**dict(zip(names, sizes)), rngs=rngs)
+    else:
+        model = module.MLP(*sizes, rngs=rngs) if sizes else module.MLP(rngs=rngs)
     flat = nnx.to_flat_state(nnx.state(model, nnx.Param))
     return sorted(list(var.shape) for _, var in flat)
 
@@ -64,6 +67,11 @@ def test_parameter_shapes(learner, reference, rng, seed):
     got, want = side_by_side(learner, reference).probe(probe_param_shapes, list(sizes), seed)
     assert_equal(got, want, what=f"shapes of the nnx.Param arrays of MLP{sizes} (sorted): "
                                  "two kernels (in, out) and two biases")
+    # Later code builds the model by keyword, with the signature's names.
+    names = ["in_features", "hidden", "out_features"]
+    call = "MLP(" + ", ".join(f"{k}={v}" for k, v in zip(names, sizes)) + ", rngs=rngs)"
+    got, want = side_by_side(learner, reference).probe(probe_param_shapes, list(sizes), seed, names)
+    assert_equal(got, want, what=f"shapes of the nnx.Param arrays of {call} (sorted)")
 
 
 def test_forward_with_parameters_set_by_the_check(learner, rng, seed):

@@ -62,12 +62,15 @@ def test_chain_updates(learner, reference, rng):
     params = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
     # A leaf that never gets a gradient: Adam leaves it exactly alone, weight decay (AdamW) does not.
     params["frozen"] = (10 * rng.standard_normal(3)).astype(np.float32)
+    # A leaf with gradients near Adam's eps (1e-8 in Optax): another eps shows in its updates.
+    params["tiny"] = rng.standard_normal(4).astype(np.float32)
     grads_seq = []
     for step in range(total + 2):
         # Alternate huge and small gradients: clipping must act on some steps only.
         scale = 50.0 if step % 2 == 0 else 0.01
         grads = {k: (scale * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()}
         grads["frozen"] = np.zeros(3, np.float32)
+        grads["tiny"] = (1e-7 * rng.standard_normal(4)).astype(np.float32)
         grads_seq.append(grads)
     got, want = side_by_side(learner, reference).probe(probe_updates, peak, warmup, total, max_norm, params, grads_seq)
     where = (f"make_tx(peak_lr={peak:.3g}, warmup_steps={warmup}, total_steps={total}, max_norm={max_norm:.3g}): "

@@ -36,16 +36,18 @@ def probe_port(module, sizes, weights, seed, x):
     torch_model = module.TorchMLP(*sizes)
     torch_model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
     model = module.MLP(*sizes, rngs=nnx.Rngs(seed))
+
+    def params():
+        return {".".join(map(str, path)): np.array(var[...])
+                for path, var in nnx.to_flat_state(nnx.state(model, nnx.Param))}
+
+    before = params()
     module.port_weights(torch_model, model)
-    params = {
-        ".".join(map(str, path)): var[...]
-        for path, var in nnx.to_flat_state(nnx.state(model, nnx.Param))
-    }
     try:
         out = {"nnx_out": model(np.asarray(x))}
     except Exception as e:  # judged after the parameters, which say more about the mistake
         out = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
-    return {**out, "params": params}
+    return {**out, "params": params(), "before": before}
 
 
 def _expected(weights):
@@ -62,6 +64,7 @@ def _port(learner, rng, seed):
 
 def test_ported_model_matches_torch_outputs(learner, rng, seed):
     sizes, weights, x, got = _port(learner, rng, seed)
+    _untouched(got)
     if "error" in got:
         _judge_params(got, weights)
         fail(f"MLP{tuple(sizes)}(x) after port_weights raised {got['error']}.")
@@ -77,7 +80,20 @@ def test_parameters_are_the_transposed_torch_weights(learner, rng, seed):
     _judge_params(got, weights)
 
 
+def _untouched(got):
+    """Name the parameters that port_weights left as the model's own initialisation."""
+    before, after = got.get("before") or {}, got["params"]
+    same = [p for p in sorted(before) if p in after and np.shape(after[p]) == np.shape(before[p])
+            and np.array_equal(after[p], before[p])]
+    if before and len(same) == len(before):
+        fail("port_weights left every parameter of the model it was given as it was. Copy the weights into "
+             "that model, in place, like load_state_dict (what port_weights returns is ignored).")
+    if same:
+        fail(f"port_weights did not change {', '.join(same)}: copy every weight and bias of fc1 and fc2.")
+
+
 def _judge_params(got, weights):
+    _untouched(got)
     want = _expected(weights)
     missing = sorted(set(want) - set(got["params"]))
     if missing:

@@ -77,6 +77,12 @@ def _step(program, state, batch, call):
     if len(out) != len(state) + 1:
         fail(f"{call} returned {len(out) - 1} state arrays and a mean; init_state() has {len(state)}: "
              "new_state must have the same structure as state.")
+    for i, (old, new) in enumerate(zip(state, out[:-1])):
+        old, new = np.asarray(old), np.asarray(new)
+        if (old.shape, old.dtype) != (new.shape, new.dtype):
+            fail(f"{call}: state array #{i + 1} came in with shape {old.shape} and dtype {old.dtype} but went "
+                 f"out with shape {new.shape} and dtype {new.dtype}. new_state must have the same structure, "
+                 "shapes and dtypes as state (mixing an int32 count with a float makes a float32 one).")
     return out[:-1], out[-1]
 
 

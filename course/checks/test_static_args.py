@@ -18,6 +18,9 @@ from course.engine.evidence import main_signature, run_lowered
 
 LABEL_COUNTS = (6, 11)
 ROWS = (1, 3, 8)
+# Positional and keyword calls get different batch sizes (which one is drawn), so a
+# pad_batch that ignores batch_size and pads to a fixed number of rows shows.
+BATCH_SIZES = (8, 13)
 FEATURES = 4
 
 
@@ -77,8 +80,7 @@ def test_one_hot_is_jitted_with_num_classes_static(learner, rng):
 
 
 def test_pad_batch_is_jitted_with_batch_size_static(learner, rng):
-    for by_keyword in (False, True):
-        batch_size = 8
+    for by_keyword, batch_size in zip((False, True), rng.permutation(BATCH_SIZES).tolist()):
         for n in ROWS:
             program = _program(learner, "pad_batch", (n, FEATURES), "float32", "batch_size", batch_size, by_keyword)
             x = rng.standard_normal((n, FEATURES)).astype(np.float32)
@@ -92,17 +94,17 @@ def test_pad_batch_is_jitted_with_batch_size_static(learner, rng):
 
 
 def test_calls_positionally_and_by_keyword(learner, rng):
-    for by_keyword in (False, True):
+    for by_keyword, batch_size in zip((False, True), rng.permutation(BATCH_SIZES).tolist()):
         k = LABEL_COUNTS[int(rng.integers(len(LABEL_COUNTS)))]
         labels = rng.integers(0, k, size=9).astype(np.int32)
         call = f"one_hot(labels, {'num_classes=' if by_keyword else ''}{k})"
         assert_close(learner.probe(probe_call, "one_hot", labels, "num_classes", k, by_keyword),
                      _one_hot(labels, k), what=call, dtype=np.float32)
         x = rng.standard_normal((ROWS[int(rng.integers(len(ROWS)))], FEATURES)).astype(np.float32)
-        call = f"pad_batch(x, {'batch_size=' if by_keyword else ''}8) with x of shape {x.shape}"
-        got = learner.probe(probe_call, "pad_batch", x, "batch_size", 8, by_keyword)
+        call = f"pad_batch(x, {'batch_size=' if by_keyword else ''}{batch_size}) with x of shape {x.shape}"
+        got = learner.probe(probe_call, "pad_batch", x, "batch_size", batch_size, by_keyword)
         if not isinstance(got, list) or len(got) != 2:
             fail(f"{call} must return a pair (padded, mask), got {type(got).__name__}.")
-        want_padded, want_mask = _pad(x, 8)
+        want_padded, want_mask = _pad(x, batch_size)
         assert_close(got[0], want_padded, what=f"{call}: padded", dtype=np.float32)
         assert_close(got[1], want_mask, what=f"{call}: mask")

@@ -158,6 +158,15 @@ def test_numpy_batches_cover_every_row_once_in_seeded_order(learner, rng, seed):
         fail(f"{what}: every row must appear exactly once; got {len(order)} rows, {len(set(order))} distinct.")
     if order == list(range(n)):
         fail(f"{what}: the rows come in their original order; shuffle them with np.random.default_rng(seed).")
+    # A whole shuffle scatters every block of consecutive rows over the batches: that each
+    # batch holds one such block (in any order) is out of the question by chance.
+    blocks = {tuple(range(s, min(s + batch_size, n))) for s in range(0, n, batch_size)}
+    sizes = [len(b[0]) for b in batches]
+    starts = np.cumsum([0, *sizes])[:-1]
+    if all(tuple(sorted(order[s:s + k])) in blocks for s, k in zip(starts, sizes)):
+        fail(f"{what}: every batch holds {batch_size} consecutive rows of the input (only the rows within a "
+             "batch, or only the batches, were shuffled). Shuffle the order of all the rows first, then cut it "
+             "into batches.")
     for k, (xb, yb) in enumerate(batches):
         rows = len(xb)
         expected_rows = batch_size if k < n_batches - 1 else n - batch_size * (n_batches - 1)

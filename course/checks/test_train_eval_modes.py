@@ -24,7 +24,13 @@ def probe_seeding(module, sizes, seed, x):
         return module.Classifier(*sizes, dropout_rate=0.5, rngs=nnx.Rngs(s))
 
     a, b, c = build(seed), build(seed), build(seed + 1)
+    # The same parameters under two seeds: the training outputs then differ only by the
+    # dropout masks, which must come from `rngs` too.
+    same_a, same_c = build(seed), build(seed + 1)
+    nnx.update(same_c, nnx.state(same_a, nnx.Param))
+    masks = {"masks_a": [same_a(x), same_a(x)], "masks_c": [same_c(x), same_c(x)]}
     return {
+        **masks,
         "a": jax.tree.leaves(nnx.state(a, nnx.Param)),
         "b": jax.tree.leaves(nnx.state(b, nnx.Param)),
         "c": jax.tree.leaves(nnx.state(c, nnx.Param)),
@@ -115,6 +121,10 @@ def test_same_seed_same_model(learner, rng, seed):
              "pass `rngs` to the layers instead of a fixed key.")
     assert_close(got["out_b"], got["out_a"], what=f"the first training-mode output of two Classifier{sizes} "
                                                    f"built with nnx.Rngs({seed}) (dropout masks come from `rngs`)")
+    if _same(got["masks_a"], got["masks_c"]):
+        fail(f"Classifier{sizes} built with nnx.Rngs({seed}) and with nnx.Rngs({seed + 1}), given the same "
+             "parameters, drops the same units in training mode (two calls each): the dropout masks do not "
+             "come from `rngs`. Give the Dropout layer the `rngs` passed to the Classifier.")
 
 
 def test_dropout_is_active_in_training(learner, rng, seed):
@@ -137,6 +147,11 @@ def test_batchnorm_momentum_matches_pytorch(learner, rng, seed):
     # PyTorch's momentum 0.1: the running mean moves 10% of the way to the batch mean (from 0).
     w = got["weights"]
     batch_mean = (x.astype(np.float64) @ w["k1"].astype(np.float64) + w["b1"]).mean(axis=0)
+    after_relu = np.maximum(x.astype(np.float64) @ w["k1"].astype(np.float64) + w["b1"], 0).mean(axis=0)
+    if not np.allclose(batch_mean, after_relu, rtol=1e-3, atol=1e-4) and any(
+            np.allclose(got["mean_after_one_step"], m * after_relu, rtol=1e-4, atol=1e-5) for m in (0.1, 0.9)):
+        fail(f"the BatchNorm of Classifier{sizes} normalises the ReLU's output (its running mean follows the mean "
+             "after ReLU): the order is linear, batch norm, ReLU, dropout, linear.")
     assert_close(got["mean_after_one_step"], (0.1 * batch_mean).astype(np.float32), rtol=1e-4, atol=1e-5,
                  what=f"the BatchNorm running mean after one training call of Classifier{sizes} on x of shape "
                       f"{x.shape} (PyTorch's momentum=0.1; Flax counts momentum the other way)")

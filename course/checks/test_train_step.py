@@ -54,11 +54,15 @@ def _batches(rng, n_steps, d_in):
 
 
 def _init(rng, d_in, hidden):
-    """Weights drawn here; unit 0 of the hidden layer is dead for inputs of this size."""
+    """Weights drawn here; unit 0 of the hidden layer is dead for inputs of this size, unit 1 tiny."""
     kernel1 = (rng.standard_normal((d_in, hidden)) * 0.5).astype(np.float32)
     kernel1[:, 0] *= 0.1
     bias1 = (rng.standard_normal(hidden) * 0.1).astype(np.float32)
     bias1[0] = -50.0
+    # Unit 1 is always active but tiny (about 1e-6): linear2.kernel[1] gets gradients near
+    # Adam's eps, so another eps, or the gradient of a summed loss, shows in its update.
+    kernel1[:, 1] *= 1e-6
+    bias1[1] = 2e-6
     return {"linear1": {"kernel": kernel1, "bias": bias1},
             "linear2": {"kernel": (rng.standard_normal((hidden, 1)) * 0.5).astype(np.float32),
                         "bias": np.zeros(1, np.float32)}}
@@ -95,7 +99,8 @@ def _run_both(learner, reference, rng, seed, n_steps):
 def test_first_step(learner, reference, rng, seed):
     got, want, where = _run_both(learner, reference, rng, seed, 1)
     assert_close(got["losses"][0], want["losses"][0],
-                 what=f"{where}: the returned loss (mean BCE with logits, before the update)", rtol=1e-4, atol=1e-6)
+                 what=f"{where}: the returned loss (mean BCE with logits, before the update)", rtol=1e-4, atol=1e-6,
+                 dtype=np.float32)
     assert_tree_close(got["params"], want["params"],
                       what=f"{where}: the parameters after one Adam update", rtol=1e-4, atol=1e-6)
 
@@ -103,7 +108,7 @@ def test_first_step(learner, reference, rng, seed):
 def test_several_steps(learner, reference, rng, seed):
     got, want, where = _run_both(learner, reference, rng, seed, 4)
     assert_tree_close(got["losses"], want["losses"], what=f"{where}: the losses returned, step by step",
-                      rtol=1e-4, atol=1e-6)
+                      rtol=1e-4, atol=1e-6, dtype=np.float32)
     assert_tree_close(got["params"], want["params"],
                       what=f"{where}: the parameters after the last step (Adam keeps moments between steps)",
                       rtol=1e-4, atol=1e-6)
