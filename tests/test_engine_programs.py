@@ -126,11 +126,21 @@ def test_a_program_runs_on_the_trusted_side_on_inputs_chosen_afterwards():
     np.testing.assert_allclose(out, np.tanh(xs @ w).sum(), rtol=1e-5)
 
 
-def test_run_refuses_wrong_inputs_loops_custom_calls_and_sharded_programs():
+def test_a_loop_runs_apart_and_one_that_never_ends_is_a_program_error(monkeypatch):
+    xs = np.random.default_rng(0).standard_normal((6, 3, 4)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((4, 2)).astype(np.float32)
+    (out,) = run(_lower(_scanned, (6, 3, 4), (4, 2)), xs, w)  # a correct scan or fori_loop is not refused
+    np.testing.assert_allclose(out, np.tanh(xs @ w).sum(), rtol=1e-5)
+    endless = jax.jit(lambda x: jax.lax.while_loop(lambda c: c[0] >= 0, lambda c: (c[0] + 1, c[1] * 1.5), (0, x))[1]
+                      ).lower(jax.ShapeDtypeStruct((3,), jnp.float32)).as_text()
+    monkeypatch.setattr("course.engine.programs.LOOP_SECONDS", 5.0)
+    # Run here, it would hang the checking process; run apart, it is ended.
+    with pytest.raises(ProgramError, match="did not finish within 5 s"):
+        run(endless, np.ones(3, np.float32))
+
+
+def test_run_refuses_wrong_inputs_custom_calls_and_sharded_programs():
     text = _lower(_batched, (6, 3, 4), (4, 2))
-    looping = _lower(_scanned, (6, 3, 4), (4, 2))
-    with pytest.raises(ProgramError, match="not run here: stablehlo.while"):  # it could run forever here
-        run(looping, np.zeros((6, 3, 4), np.float32), np.zeros((4, 2), np.float32))
     with pytest.raises(ProgramError, match="its inputs are"):
         run(text, np.zeros((6, 3, 4), np.float32), np.zeros((4, 2), np.float64))
     with pytest.raises(ProgramError, match="its inputs are"):
@@ -144,6 +154,17 @@ def test_run_refuses_wrong_inputs_loops_custom_calls_and_sharded_programs():
         run(text + " " * 1_000_001, np.zeros((6, 3, 4), np.float32), np.zeros((4, 2), np.float32))
     with pytest.raises(ProgramError, match="single-device"):
         run(SHARDED, np.zeros((8, 3), np.float32), np.zeros((3, 2), np.float32))
+
+
+@pytest.mark.parametrize("fn", [jnp.square, jnp.arcsinh, jax.scipy.special.erf,
+                                lambda x: jax.nn.gelu(x, approximate=False), lambda x: jax.lax.top_k(x, 2)[0]],
+                         ids=["square", "arcsinh", "erf", "exact_gelu", "top_k"])
+def test_chlo_maths_runs(fn):
+    x = np.array([0.3, -0.7, 0.1, 0.9], np.float32)
+    text = jax.jit(fn).lower(jax.ShapeDtypeStruct((4,), jnp.float32)).as_text()
+    assert "chlo." in text
+    (out,) = run(text, x)
+    np.testing.assert_allclose(out, np.asarray(fn(jnp.asarray(x))), rtol=1e-5)
 
 
 def test_ops_counted_by_mlir_cannot_hide_on_one_line():

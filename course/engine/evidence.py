@@ -11,8 +11,8 @@ comparison, and live here:
   fresh inputs is not, so "it works under jit" no longer rests on a `jax.jit`
   the learner's code could replace. The text is hostile: MLIR verifies it, and
   its size, the sizes of its tensors and its operations are bounded before XLA
-  compiles it (no loops, no custom calls, no callbacks), so it can neither hang
-  nor exhaust this process.
+  compiles it (no custom calls, no callbacks; a loop runs in a process of its
+  own, ended after a time limit), so it can neither hang nor exhaust this process.
 - *Parameters of a known architecture*: `mlp_forward` evaluates the course's
   MLP (Linear, ReLU, Linear) from returned arrays in NumPy, in float64, so a
   check compares the learner's outputs with numbers no library in the child
@@ -49,7 +49,7 @@ def read_program(text: Any, *, what: str) -> Program:
 
 def run_lowered(text: Any, args: list, *, what: str) -> list[np.ndarray]:
     """Run the learner's lowered program on `args` (NumPy arrays) here, on the CPU
-    (`course.engine.programs.run`: verified, bounded, no loops or custom calls).
+    (`course.engine.programs.run`: verified, bounded, no custom calls; loops apart, under a time limit).
 
     Fails the check, with `what` in the message, when the evidence is not a
     program this process will run or its signature does not fit `args`.

@@ -285,10 +285,10 @@ def _collect_constraints(operation, out: list[Value]) -> None:
 
 # -- running a program on the trusted side -----------------------------------------
 
-# What a program may hold to be run here: pure, bounded computation. No loops (a
-# `while` whose condition never fails would hang this process: the learner's time
-# limit does not apply here), no custom calls into native code or Python, no host
-# transfers, no collectives.
+# What a program may hold to be run here: pure, bounded computation. No custom calls
+# into native code or Python, no host transfers, no collectives. A loop (`_LOOPS`) is
+# run too, but never in this process: a `while` whose condition never fails would
+# hang it, and the learner's time limit does not apply here (`_execute_apart`).
 _RUNNABLE = frozenset(f"stablehlo.{name}" for name in """
 abs add and atan2 bitcast_convert broadcast broadcast_in_dim cbrt ceil clamp compare complex
 concatenate constant convert cosine count_leading_zeros divide dot dot_general dynamic_slice
@@ -298,8 +298,17 @@ reduce reduce_precision remainder reshape return reverse round_nearest_afz round
 scatter select shift_left shift_right_arithmetic shift_right_logical sign sine slice sort sqrt
 subtract tan tanh transpose tuple xor optimization_barrier select_and_scatter reduce_window
 case if
-""".split()) | {"builtin.module", "func.func", "func.return", "func.call"}
+""".split()) | {"builtin.module", "func.func", "func.return", "func.call"} | {
+    # What jax.numpy and jax.scipy lower to CHLO: pure element-wise maths (jnp.square,
+    # exact gelu's erfc, optax.global_norm's square, arcsinh, ...) and top_k.
+    f"chlo.{name}" for name in """
+    acos acosh asin asinh atan atanh bessel_i1e conj cosh digamma erf erf_inv erfc is_inf is_neg_inf
+    is_pos_inf lgamma next_after polygamma sinh square tan top_k zeta
+    """.split()}
+_LOOPS = frozenset({"stablehlo.while"})
 MAX_TENSOR_ELEMENTS = 4_000_000
+# Seconds a program with a loop may run in its own process before it is ended.
+LOOP_SECONDS = 30.0
 
 _COMPILED: dict[str, object] = {}
 _COMPILED_LOCK = threading.Lock()
@@ -314,7 +323,8 @@ def run(text: object, *args, global_view: bool = False) -> list:
     verified by MLIR, bounded in size and in the size of every tensor, and only
     the operations in _RUNNABLE are run; anything else, or arguments that do not
     match `args` exactly, is a ProgramError. Compiled programs are kept (by the
-    text's hash) for the next check that sends the same one.
+    text's hash) for the next check that sends the same one. A program with a
+    loop runs in a process of its own, ended after LOOP_SECONDS.
 
     With `global_view`, a program lowered for a mesh is run too: such a module
     is the whole computation on global shapes, and its shardings (`sdy.mesh`,
@@ -330,16 +340,21 @@ def run(text: object, *args, global_view: bool = False) -> list:
                            f"{MAX_RUN_CHARS} are run on the trusted side")
     if global_view:
         text = single_device(text)
+    program = _runnable(text)
+    return _execute(program, args, apart=any(op in _LOOPS for op in program.ops))
+
+
+def _runnable(text: object) -> "Program":
     program = parse(text)
-    refused = sorted(op for op in program.ops if op not in _RUNNABLE)
+    refused = sorted(op for op in program.ops if op not in _RUNNABLE and op not in _LOOPS)
     if any(not op.startswith("sdy.") for op in refused):  # what it computes, before where it would run
         raise ProgramError(f"the lowered program uses operations that are not run here: {', '.join(refused[:5])}")
     if program.num_partitions != 1 or program.meshes or refused:
         raise ProgramError("only single-device programs are run on the trusted side")
-    return _execute(program, args)
+    return program
 
 
-def _execute(program: "Program", args: tuple) -> list:
+def _execute(program: "Program", args: tuple, *, apart: bool = False) -> list:
     import numpy as np
 
     for spec in _TENSOR.findall(program.text):
@@ -351,6 +366,8 @@ def _execute(program: "Program", args: tuple) -> list:
     got = [(tuple(a.shape), str(a.dtype)) for a in arrays]
     if want != got:
         raise ProgramError(f"its inputs are {_show(want)}, but the check calls it with {_show(got)}")
+    if apart:
+        return _execute_apart(program.text, arrays)
     import jax
 
     executable, device = _compiled(program.text)
@@ -455,6 +472,63 @@ def _compiled(text: str):
             _COMPILED.clear()
         _COMPILED[key] = (executable, device)
     return executable, device
+
+
+def _execute_apart(text: str, arrays: list, seconds: float | None = None) -> list:
+    """Run a program with a loop in a process of its own, ended after `seconds`.
+
+    That process is trusted (this module, no learner code) and short-lived: it
+    reads the program and its inputs on stdin, writes the outputs on stdout,
+    and is killed if the loop has not ended in time, so a loop that never ends
+    costs the check a clear failure instead of this process."""
+    import io
+    import os
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    seconds = LOOP_SECONDS if seconds is None else seconds
+    body = io.BytesIO()
+    np.savez(body, *arrays)
+    program = text.encode("utf-8")
+    payload = len(program).to_bytes(8, "big") + program + body.getvalue()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = f"import sys; sys.path.insert(0, {root!r}); from course.engine.programs import _serve_apart; _serve_apart()"
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", code], input=payload, capture_output=True,
+                              timeout=seconds, env=env, check=False)
+    except subprocess.TimeoutExpired:
+        raise ProgramError(f"it did not finish within {seconds:g} s when the check ran it "
+                           "(a loop whose condition never becomes false?)") from None
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ProgramError(lines[-1][:300] if lines else f"running it ended with code {done.returncode}")
+    with np.load(io.BytesIO(done.stdout)) as outs:
+        return [outs[f"arr_{i}"] for i in range(len(outs.files))]
+
+
+def _serve_apart() -> None:
+    """The process of `_execute_apart`: stdin -> program, inputs; stdout <- outputs."""
+    import io
+    import sys
+
+    import numpy as np
+
+    data = sys.stdin.buffer.read()
+    n = int.from_bytes(data[:8], "big")
+    text = data[8:8 + n].decode("utf-8")
+    with np.load(io.BytesIO(data[8 + n:])) as inputs:
+        arrays = [inputs[f"arr_{i}"] for i in range(len(inputs.files))]
+    try:
+        outs = _execute(_runnable(text), arrays)
+    except ProgramError as e:
+        print(str(e), file=sys.stderr)
+        raise SystemExit(3) from None
+    body = io.BytesIO()
+    np.savez(body, *outs)
+    sys.stdout.buffer.write(body.getvalue())
 
 
 def _show(types: list) -> str:
