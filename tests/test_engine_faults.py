@@ -549,3 +549,18 @@ def test_a_child_taken_after_the_run_closed_is_closed_at_once():
     closed_proxy.set()
     thread.join(60)
     assert not thread.is_alive() and taken and taken[0].closed, "a child started after close() was left running"
+
+
+def test_compiled_programs_are_dropped_before_the_process_runs_out_of_mappings():
+    import jax
+    import jax.numpy as jnp
+
+    from course.engine.runner import _bound_compiled_code, _memory_maps
+
+    for n in range(1, 30):  # programs of 29 shapes, each compiled and kept by JAX
+        jax.jit(lambda v: v * 2 + 1)(jnp.ones(n)).block_until_ready()
+    before = _memory_maps()
+    assert before is not None
+    assert not _bound_compiled_code(limit=before + 10_000)  # well under the limit: nothing dropped
+    assert _bound_compiled_code(limit=before // 2)
+    assert _memory_maps() < before

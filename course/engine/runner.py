@@ -913,6 +913,7 @@ class CheckSession:
             output = run.learner.output()
             run.close()
             self._refill()
+            _bound_compiled_code()
         return _result(exercise, collector, exit_code, seed, time.monotonic() - start, output)
 
     def _refill(self) -> None:
@@ -988,6 +989,49 @@ def _usable_cache(cache: CompileCache | None, isolated: bool) -> CompileCache | 
         if folder is not None:
             _trim_cache(folder)
     return CompileCache(trusted, learner)
+
+
+def _memory_maps() -> int | None:
+    """How many memory mappings this process holds (Linux), None where that cannot be read."""
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return None
+
+
+def _map_limit() -> int:
+    try:
+        with open("/proc/sys/vm/max_map_count", "rb") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return 65530  # Linux's default
+
+
+def _bound_compiled_code(limit: int | None = None) -> bool:
+    """Drop JAX's compiled programs once they hold half the mappings the kernel allows.
+
+    Every program XLA compiles here stays mapped while JAX's caches hold it. A
+    reference that runs eagerly through code that makes new functions on every
+    call (optax.MultiSteps' conditionals, say) compiles anew on every check, and
+    a long-lived session (the app, the check server, a grading worker) would
+    reach the kernel's limit after about a hundred checks and crash inside
+    XLA. Dropping the caches costs the next check a few compilations. True if
+    they were dropped."""
+    maps = _memory_maps()
+    if maps is None or maps < (limit if limit is not None else _map_limit() // 2):
+        return False
+    import gc
+
+    import jax
+
+    from course.engine import programs
+
+    jax.clear_caches()
+    with programs._COMPILED_LOCK:
+        programs._COMPILED.clear()
+    gc.collect()
+    return True
 
 
 def _warm_parent() -> None:
