@@ -137,6 +137,10 @@ def test_the_batch_is_vectorised_not_looped(learner, rng):
         if not program.takes((n, d)):
             fail(f"per_example_grads lowered for x ({n}, {d}) gave a program that takes "
                  f"{sorted({a.shape for a in program.args})}, not x ({n}, {d}).")
+    if large.loops:
+        fail(f"per_example_grads lowered for x (8, {d}) holds a loop (stablehlo.while): the examples run one after "
+             "another (jax.lax.map, lax.scan or fori_loop). Use jax.vmap (or nnx.vmap) over the per-example "
+             "gradient function, so that all examples are computed at once.")
     if large.size > small.size * 1.25 or large.count("dot_general") > small.count("dot_general"):
         fail(f"per_example_grads lowered for x (8, {d}) has {large.size} operations and "
              f"{large.count('dot_general')} matrix products, for x (2, {d}) {small.size} and "
