@@ -25,7 +25,8 @@ SIZES = [(3, 4, 8), (6, 7, 16)]
 def _batch(rng):
     n, d, hidden = SIZES[int(rng.integers(len(SIZES)))]
     x = rng.standard_normal((n, d)).astype(np.float32)
-    y = rng.integers(0, 2, size=n).astype(np.float32)
+    # Both labels always present: with one label only, unmapped labels would go unnoticed.
+    y = rng.permutation(np.concatenate([[0, 1], rng.integers(0, 2, size=n - 2)])).astype(np.float32)
     return x, y, hidden
 
 
