@@ -102,7 +102,11 @@ def _forward(s, x):
     return np.maximum(h, 0) @ s["l2"]["kernel"] + s["l2"]["bias"]
 
 
-def _files(saved, i, call):
+def _raw_bytes(state):
+    return sum(np.asarray(v).nbytes for layer in state.values() for v in layer.values())
+
+
+def _files(saved, i, call, need):
     files = saved[i] if isinstance(saved, list) and len(saved) == N_SAVED else None
     if not isinstance(files, dict) or not files:
         fail(f"{call} left nothing in the directory `path`: create it and write the model's state there.")
@@ -114,6 +118,10 @@ def _files(saved, i, call):
         total += data.size
     if len(files) > MAX_FILES or total > MAX_BYTES:
         fail(f"{call} wrote {len(files)} files, {total} bytes: far more than a small model needs.")
+    # Random float32 values hardly compress: a checkpoint holding them takes about their size.
+    if total < need // 2:
+        fail(f"{call} wrote {total} bytes, but the model's variables alone take {need} bytes: the checkpoint "
+             "must hold every variable's values, so that the model can be restored from the files alone.")
     return files
 
 
@@ -122,7 +130,8 @@ def test_restored_models_are_the_saved_ones(learner, rng, seed):
     states = [_state(rng, d, hidden) for _ in range(N_SAVED)]
     saved = learner.probe(probe_save, states, d, hidden)
     what = f"MLP {d}->{hidden}->1 with batch norm"
-    files = [_files(saved, i, f"save_model(model, path) ({what}, model {i})") for i in range(N_SAVED)]
+    files = [_files(saved, i, f"save_model(model, path) ({what}, model {i})", _raw_bytes(states[i]))
+             for i in range(N_SAVED)]
     for i in range(1, N_SAVED):
         if sorted(files[i]) == sorted(files[0]) and all(np.array_equal(v, files[0][k]) for k, v in files[i].items()):
             fail(f"save_model wrote the same bytes for two models with different weights ({what}): "

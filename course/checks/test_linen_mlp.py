@@ -9,7 +9,7 @@ from course.engine.checking import assert_close, assert_equal, fail, side_by_sid
 TIMEOUT = 60
 
 
-def probe_init_apply(module, d_in, hidden, seed, x):
+def probe_init_apply(module, d_in, hidden, seed, x, given=None):
     import jax
     import numpy as np
     import jax.numpy as jnp
@@ -19,6 +19,11 @@ def probe_init_apply(module, d_in, hidden, seed, x):
     if "params" not in variables:
         return {"error": f"init returned collections {sorted(variables)}, expected a 'params' collection"}
     leaves = [np.asarray(leaf) for leaf in jax.tree.leaves(variables["params"])]
+    if given is not None:  # the check's own values, put in place of the initialised ones (matched by shape)
+        by_shape = {tuple(v.shape): v for v in given}
+        params = jax.tree.map(lambda leaf: jnp.asarray(by_shape.get(tuple(np.shape(leaf)), leaf)),
+                              variables["params"])
+        variables = {**variables, "params": params}
     return {"leaves": leaves, "out": model.apply(variables, jnp.asarray(x))}
 
 
@@ -30,14 +35,16 @@ def probe_nnx_count(module, d_in, hidden):
     return sum(int(p.size) for p in jax.tree.leaves(nnx.state(model, nnx.Param)))
 
 
+def _check_shapes(leaves, d_in, hidden, x):
+    need = [(d_in, hidden), (hidden,), (hidden, 1), (1,)]
+    shapes = sorted(tuple(np.shape(leaf)) for leaf in leaves)
+    if shapes != sorted(need):
+        fail(f"MLP(hidden={hidden}).init(key, x of shape {x.shape})['params'] holds arrays of shapes "
+             f"{shapes}; expected two kernels {need[0]}, {need[2]} and two biases {need[1]}, {need[3]}.")
+
+
 def _numpy_forward(leaves, d_in, hidden, x):
     by_shape = {tuple(np.shape(leaf)): np.asarray(leaf, np.float64) for leaf in leaves}
-    need = [(d_in, hidden), (hidden,), (hidden, 1), (1,)]
-    missing = [s for s in need if s not in by_shape]
-    if missing or len(leaves) != 4:
-        fail(f"MLP(hidden={hidden}).init(key, x of shape {x.shape})['params'] holds arrays of shapes "
-             f"{sorted(tuple(np.shape(leaf)) for leaf in leaves)}; expected two kernels {need[0]}, {need[2]} "
-             f"and two biases {need[1]}, {need[3]}.")
     h = np.maximum(x.astype(np.float64) @ by_shape[(d_in, hidden)] + by_shape[(hidden,)], 0.0)
     return (h @ by_shape[(hidden, 1)] + by_shape[(1,)]).astype(np.float32)
 
@@ -55,14 +62,20 @@ def test_parameter_count_matches_nnx(learner, reference, rng, seed):
 
 
 def test_output_follows_the_parameters(learner, rng, seed):
-    d_in, hidden, batch = int(rng.integers(2, 12)), int(rng.integers(13, 40)), int(rng.integers(1, 9))
+    d_in, hidden, batch = int(rng.integers(2, 12)), int(rng.integers(13, 40)), int(rng.choice([8, 16]))
     x = rng.standard_normal((batch, d_in)).astype(np.float32)
-    got = learner.probe(probe_init_apply, d_in, hidden, seed, x)
+    # Parameters drawn here (biases too, and some of the logits negative), put in place of the initialised ones.
+    given = [(rng.standard_normal(shape) / np.sqrt(shape[0] if len(shape) == 2 else 1)).astype(np.float32)
+             for shape in [(d_in, hidden), (hidden,), (hidden, 1), (1,)]]
+    middle = np.median(_numpy_forward(given[:3] + [np.zeros(1, np.float32)], d_in, hidden, x))
+    given[3] = np.float32([-middle + 0.01 * rng.standard_normal()])  # about half the logits below zero
+    got = learner.probe(probe_init_apply, d_in, hidden, seed, x, given)
     if "error" in got:
         fail(got["error"] + ".")
-    want = _numpy_forward(got["leaves"], d_in, hidden, x)
+    _check_shapes(got["leaves"], d_in, hidden, x)
+    want = _numpy_forward(given, d_in, hidden, x)
     assert_close(got["out"], want, what=f"MLP(hidden={hidden}).apply(variables, x of shape {x.shape}): "
-                                        "Dense, ReLU, Dense with your own initialised parameters",
+                                        "Dense, ReLU, Dense, with the variables from init holding other values",
                  rtol=1e-4, atol=1e-5)
 
 
@@ -78,6 +91,7 @@ def test_default_is_the_articles_model(learner, seed):
 def test_count_params(learner, reference, rng):
     tree = {"Dense_0": {"kernel": rng.standard_normal((int(rng.integers(1, 9)), int(rng.integers(1, 9)))),
                         "bias": rng.standard_normal(int(rng.integers(1, 9)))},
-            "blocks": [{"scale": rng.standard_normal((int(rng.integers(1, 5)),) * 3)} for _ in range(2)]}
+            "blocks": {f"layers_{i}": {"scale": rng.standard_normal((int(rng.integers(1, 5)),) * 3)}
+                       for i in range(2)}}
     assert_equal(*side_by_side(learner, reference).call("count_params", tree),
                  what="count_params on a nested parameter dict")

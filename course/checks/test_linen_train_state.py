@@ -17,7 +17,7 @@ from course.engine.programs import ProgramError, parse
 TIMEOUT = 90
 
 
-def probe_one_step(module, seed, d_in, lr, params, x, y):
+def probe_one_step(module, seed, d_in, lr, params, batches):
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -35,8 +35,12 @@ def probe_one_step(module, seed, d_in, lr, params, x, y):
                               opt_state=state.tx.init(jax.tree.map(jnp.asarray, params)))
     # Copied before the call: a step that donates its input state deletes these buffers.
     before = jax.tree.map(np.asarray, state.params)
-    new_state, loss = module.train_step(state, jnp.asarray(x), jnp.asarray(y))
-    return {"params_before": before, "params": new_state.params, "loss": loss, "step": int(new_state.step)}
+    steps = []
+    for x, y in batches:  # two steps: the second shows whether the optimizer state moved on
+        state, loss = module.train_step(state, jnp.asarray(x), jnp.asarray(y))
+        steps.append({"params": jax.tree.map(np.asarray, state.params), "loss": np.asarray(loss),
+                      "step": int(state.step)})
+    return {"params_before": before, "steps": steps}
 
 
 def probe_many_steps(module, seed, d_in, x, y, n_steps):
@@ -86,15 +90,19 @@ def test_one_step_matches_reference(learner, reference, rng, seed):
     # Shapes from a small set (compiled programs are reused between runs); values fresh.
     d_in, batch = int(rng.choice([3, 9])), int(rng.choice([16, 32]))
     lr = float(10 ** rng.uniform(-3, -1.5))
-    x, y = _data(rng, d_in, batch)
-    start = reference.probe(probe_one_step, seed, d_in, lr, None, x, y)["params_before"]
-    got, want = side_by_side(learner, reference).probe(probe_one_step, seed, d_in, lr, start, x, y)
+    batches = [_data(rng, d_in, batch) for _ in range(2)]
+    start = reference.probe(probe_one_step, seed, d_in, lr, None, batches[:1])["params_before"]
+    got, want = side_by_side(learner, reference).probe(probe_one_step, seed, d_in, lr, start, batches)
     if "error" in got:
         fail(got["error"] + ".")
-    where = f"train_step(state, x {x.shape}, y {y.shape}) from the check's parameters, Adam lr={lr:.3g}"
-    assert_close(got["loss"], want["loss"], what=f"{where}: the loss", rtol=1e-4, atol=1e-6)
-    assert_tree_close(got["params"], want["params"], what=f"{where}: the new state's params", rtol=1e-4, atol=1e-6)
-    assert_close(got["step"], want["step"], what=f"{where}: the new state's step")
+    for i, (g, w) in enumerate(zip(got["steps"], want["steps"])):
+        where = (f"train_step(state, x {batches[i][0].shape}, y {batches[i][1].shape}) from the check's parameters, "
+                 f"Adam lr={lr:.3g}, step {i + 1} of 2")
+        assert_close(g["loss"], w["loss"], what=f"{where}: the loss", rtol=1e-4, atol=1e-6)
+        if i == 1:
+            where += " (the new state must carry the updated opt_state as well as the params)"
+        assert_tree_close(g["params"], w["params"], what=f"{where}: the new state's params", rtol=1e-4, atol=1e-6)
+        assert_close(g["step"], w["step"], what=f"{where}: the new state's step")
 
 
 def test_loss_falls_and_step_is_compiled(learner, rng, seed):
@@ -115,6 +123,10 @@ def test_loss_falls_and_step_is_compiled(learner, rng, seed):
     if not program.takes((64, d_in)) or program.count("dot_general") < 2:
         fail(f"train_step.lower(state, x (64, {d_in}), y) gave a program that does not take the batch or does not "
              "run the model on it. train_step itself must be the compiled step: decorate it with @jax.jit.")
+    if not got["traces_after_first"]:
+        fail("train_step did not call state.apply_fn while being compiled by jax.jit: compute the logits with "
+             "state.apply_fn({'params': params}, x) (not a global model) inside a train_step decorated with "
+             "@jax.jit.")
     if got["traces"] != got["traces_after_first"]:
         fail(f"train_step was traced again after its first call ({got['traces']} traces in 40 steps): "
              "the compiled step must be reused.")

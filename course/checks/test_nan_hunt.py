@@ -58,6 +58,11 @@ def test_safe_norm_values_and_finite_gradients(learner, reference, rng):
              "the norm along the last axis.")
     if value.dtype != np.float32:
         fail(f"{call} has dtype {value.dtype}, expected float32.")
+    at_zero = value.reshape(-1)[zero_rows]
+    if np.any(at_zero != 0.0):
+        fail(f"{call}: the norm of a row of zeros is {float(np.max(np.abs(at_zero))):.3g}, not 0. An epsilon "
+             "added under the square root changes the norm; keep it exact with the double where: "
+             "jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, sq, 1.0)), 0.0).")
     assert_close(value, want["value"], what=call, rtol=1e-5, atol=1e-5)
     if not isinstance(grad, np.ndarray) or grad.shape != x.shape:
         fail(f"the gradient of sum({call}) has shape {getattr(grad, 'shape', None)}, expected {x.shape}.")

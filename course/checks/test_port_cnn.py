@@ -116,7 +116,7 @@ def _expected_params(sd, size):
     return {layer: {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in leaves.items()} for layer, leaves in out.items()}
 
 
-def _torch_forward(sd, x_nchw, *, train, conv2_same=False, capture=None):
+def _torch_forward(sd, x_nchw, *, train, conv2_same=False, capture=None, eps=1e-5):
     """TorchCNN's forward with the given weights; BatchNorm inputs go to `capture` if given."""
     import torch
     import torch.nn.functional as F
@@ -129,7 +129,7 @@ def _torch_forward(sd, x_nchw, *, train, conv2_same=False, capture=None):
             capture[name] = h.detach().numpy().copy()
         mean, var = stats[name]
         return F.batch_norm(h, mean, var, t[f"{name}.weight"], t[f"{name}.bias"], training=train,
-                            momentum=0.1, eps=1e-5)
+                            momentum=0.1, eps=eps)
 
     with torch.no_grad():
         h = F.conv2d(torch.from_numpy(x_nchw), t["conv1.weight"], t["conv1.bias"], padding=1)
@@ -310,6 +310,9 @@ def test_predict_takes_nchw_images_in_eval_mode(learner, rng, seed):
     if np.allclose(logits, _torch_forward(sd, images, train=False, conv2_same=True)[0], rtol=RTOL, atol=ATOL):
         fail(f"{call}: conv2 pads like padding='SAME'. With stride 2 on an even size, 'SAME' pads (0, 1): one "
              "row and column at the end only; PyTorch's padding=1 pads (1, 1). Use padding=1 (or ((1, 1), (1, 1))).")
+    if np.allclose(logits, _torch_forward(sd, images, train=False, eps=1e-3)[0], rtol=RTOL, atol=ATOL):
+        fail(f"{call}: the BatchNorm layers use epsilon=1e-3 (Keras' default). PyTorch's BatchNorm2d uses eps=1e-5, "
+             "which is also nnx.BatchNorm's default: keep epsilon=1e-5.")
     diff = float(np.max(np.abs(logits - want)))
     fail(f"{call}: the logits differ from TorchCNN's in eval mode by up to {diff:.3g}. Check, in order: NCHW -> "
          "NHWC with a transpose, padding=1 on both convs, max-pool 2x2 with stride 2, ReLU after each BatchNorm, "

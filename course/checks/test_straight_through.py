@@ -84,6 +84,12 @@ def test_programs_run_here_on_fresh_inputs(learner, rng):
     x, w = _inputs(np.random.default_rng(rng.integers(2**31)))
     x = np.resize(x, shape).astype(np.float32)
     w = np.resize(w, shape).astype(np.float32)
+    # Some exact halves here, where the statement asks for jnp.round's rule: to the even neighbour.
+    # Halves of even numbers (-3.5, 0.5, 2.5...), where rounding half up or away from zero differs.
+    halves = rng.random(shape) < 0.4
+    x = np.where(halves, 2 * rng.integers(-2, 3, size=shape) + 0.5 * rng.choice([-1, 1], size=shape), x)
+    x.flat[0] = 2 * rng.integers(0, 3) + 0.5  # 0.5, 2.5 or 4.5: down to the even number
+    x = x.astype(np.float32)
     if not isinstance(texts, list) or len(texts) != 2:
         fail(f"the check could not lower round_ste for x {tuple(shape)} (got {type(texts).__name__}).")
     try:
@@ -91,6 +97,7 @@ def test_programs_run_here_on_fresh_inputs(learner, rng):
         (grad,) = run(texts[1], x, w)
     except (ProgramError, ValueError) as e:
         fail(f"round_ste, lowered for x {tuple(shape)}, could not be run by the check: {e}.")
-    assert_close(value, np.round(x), what=f"round_ste(x) for x {tuple(shape)}, run by the check", rtol=0, atol=1e-5)
+    assert_close(value, np.round(x), what=f"round_ste(x) for x {tuple(shape)}, run by the check (exact halves such "
+                 "as 2.5 go to the even neighbour, like jnp.round)", rtol=0, atol=1e-5)
     assert_close(grad, w, what=f"jax.grad(lambda v, w: sum(w * round_ste(v))) for x {tuple(shape)}, run by the "
                  "check (should be w)", rtol=1e-6, atol=1e-7)

@@ -1,0 +1,36 @@
+"""Near miss: the body is set_to_zero, but the global-norm clipping is applied before the split, over the body's gradients too."""
+MESSAGE = r"differs|reference"
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+
+class Classifier(nnx.Module):
+    def __init__(self, d, h, *, rngs):
+        self.body = nnx.Linear(d, h, rngs=rngs)
+        self.head = nnx.Linear(h, 1, rngs=rngs)
+
+    def __call__(self, x):
+        return self.head(jax.nn.relu(self.body(x)))
+
+
+def loss_fn(model, x, y):
+    return optax.sigmoid_binary_cross_entropy(model(x).squeeze(-1), y).mean()
+
+
+def _labels(params):
+    return jax.tree_util.tree_map_with_path(lambda path, _: "head" if "head" in jax.tree_util.keystr(path) else "body", params)
+
+
+def make_optimizer(model, lr, warmup_steps, accumulate):
+    head = optax.adamw(optax.linear_schedule(0.0, lr, warmup_steps), weight_decay=0.01)
+    tx = optax.chain(optax.clip_by_global_norm(1.0),
+                     optax.multi_transform({"head": head, "body": optax.set_to_zero()}, _labels))
+    return nnx.Optimizer(model, optax.MultiSteps(tx, accumulate), wrt=nnx.Param)
+
+
+def train_step(model, optimizer, x, y):
+    loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)
+    optimizer.update(model, grads)
+    return loss
