@@ -19,7 +19,8 @@ Your task: write `clip_gradient(x, limit)`.
 - It must work under `jax.grad`, `jax.jit` and `jax.vmap`, and inside a
   larger function (the chain rule still applies around it).
 
-Use `jax.custom_vjp` (with `nondiff_argnums` for `limit`) or `jax.custom_jvp`.
+Use `jax.custom_vjp` (with `nondiff_argnums` for `limit`). `jax.custom_jvp`
+cannot do it: a clipped tangent is not linear, and `jax.grad` needs to transpose it.
 
 What is checked: the forward value, and the gradients of `sum(w * clip_gradient(x, limit))`
 and of `sum(w * clip_gradient(a * x, limit) ** 2)` for random x, w, a and
