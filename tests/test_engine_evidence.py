@@ -29,9 +29,15 @@ def test_the_signature_is_read_from_the_text():
     assert main_signature(text) == ([((7,), "int32")], [((7, 5), "float32")])
 
 
+def test_a_program_with_a_loop_runs_in_a_process_of_its_own():
+    # A correct fori_loop or scan is run (apart, under a time limit; an endless one: test_engine_programs).
+    text = lowered(lambda x: jax.lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 2), (0, x))[1],
+                   S((3,), jnp.float32))
+    (out,) = run_lowered(text, [np.array([1.0, -2.0, 0.5], np.float32)], what="jax.jit(f)")
+    np.testing.assert_allclose(out, np.array([1.0, -2.0, 0.5]) * 2 ** 10)
+
+
 @pytest.mark.parametrize("text, reason", [
-    (lowered(lambda x: jax.lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 2), (0, x))[1],
-             S((3,), jnp.float32)), "while"),
     (lowered(lambda x: jnp.zeros((5000, 5000)) + x.sum(), S((3,), jnp.float32)), "larger"),
     (lowered(lambda x: jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct((3,), jnp.float32), x),
              S((3,), jnp.float32)), "custom|callback"),
