@@ -15,7 +15,7 @@ import pytest
 
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
-from course.engine.programs import ProgramError, parse
+from course.engine.evidence import read_program
 
 TIMEOUT = 60
 # (features, hidden) from a small fixed set, and batches of 2 and of 8 examples, so
@@ -132,10 +132,7 @@ def test_the_batch_is_vectorised_not_looped(both):
     batches, _, got, _ = both
     programs = []
     for (x, _), g in zip(batches, got):
-        try:
-            program = parse(g.get("program"))
-        except ProgramError as e:
-            fail(f"per_example_grads could not be read as a compiled program: {e}.")
+        program = read_program(g.get("program"), what="per_example_grads as a compiled program")
         if not program.takes(x.shape):
             fail(f"per_example_grads lowered for x {x.shape} gave a program that takes "
                  f"{sorted({a.shape for a in program.args})}, not x {x.shape}.")
