@@ -564,3 +564,78 @@ def test_compiled_programs_are_dropped_before_the_process_runs_out_of_mappings()
     assert not _bound_compiled_code(limit=before + 10_000)  # well under the limit: nothing dropped
     assert _bound_compiled_code(limit=before // 2)
     assert _memory_maps() < before
+
+
+# -- a fresh learner process within one check ----------------------------------------
+
+REMEMBERS = """
+    import os
+
+    CALLS = []
+
+    def scale(x, alpha):
+        CALLS.append(alpha)
+        places = [os.environ.get("JAX_COMPILATION_CACHE_DIR"), os.path.expanduser("~"), "/tmp", os.getcwd()]
+        for place in places:
+            if place and os.path.isdir(place):
+                try:
+                    with open(os.path.join(place, "remembered"), "w") as f:
+                        f.write(str(alpha))
+                except OSError:
+                    pass
+        print("called with", alpha)
+        return x * alpha + 1
+"""
+
+RESTART_CHECK = """
+    import numpy as np
+
+    def _what_it_remembers(module):
+        import os
+
+        found = []
+        for place in [os.environ.get("JAX_COMPILATION_CACHE_DIR"), os.path.expanduser("~"), "/tmp", os.getcwd()]:
+            if place and os.path.exists(os.path.join(place, "remembered")):
+                found.append(place)
+        return {"pid": os.getpid(), "calls": list(module.CALLS), "found": found,
+                "cache": os.environ.get("JAX_COMPILATION_CACHE_DIR", "")}
+
+    def test_a_restarted_learner_remembers_nothing(learner):
+        learner.call("scale", np.ones(2, np.float32), 3.0)
+        before = learner.probe(_what_it_remembers)
+        assert before["calls"] == [3.0]
+        learner.restart()
+        after = learner.probe(_what_it_remembers)
+        assert after["pid"] != before["pid"] or {SANDBOXED}, "the same process answered after the restart"
+        assert after["calls"] == [], after
+        assert after["found"] == [], after
+        assert after["cache"] == "", after
+        learner.call("scale", np.ones(2, np.float32), 5.0)
+"""
+
+
+def test_restart_gives_a_process_that_shares_nothing_writable(course, tmp_path, monkeypatch):
+    """`learner.restart()`: a new process, without the old one's memory, files or compilation cache;
+    what both printed is kept."""
+    from course.engine import runner
+    from course.engine.runner import CompileCache
+
+    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
+    monkeypatch.setattr(runner, "_use_trusted_cache", lambda folder: None)  # this process's JAX stays as it is
+    cache = tmp_path / "learner-cache"
+    cache.mkdir(mode=0o700)
+    with CheckSession(memory_mb=2048, compile_cache=CompileCache(trusted=tmp_path / "trusted-cache", learner=cache)) as s:
+        assert s.compile_cache is not None and s.compile_cache.learner == cache
+        # Inside a pid namespace both children may be pid 2; the other assertions still tell them apart.
+        sandboxed = s._children_isolated()
+        ex = load_catalog(course).exercise("fx_scale")
+        path = course / "exercises" / "01_basics" / "remembers.py"
+        path.write_text(textwrap.dedent(REMEMBERS))
+        folder = Path(tempfile.mkdtemp(prefix="checks_", dir=course))
+        (folder / f"{ex.check}.py").write_text(textwrap.dedent(RESTART_CHECK).replace("{SANDBOXED}", str(sandboxed)))
+        result = s.run(ex, learner_file=path, extra_check_dirs=(folder,))
+    assert result.passed, result.message
+    assert "called with 3.0" in result.output and "called with 5.0" in result.output
+    if sandboxed:
+        # The first child could write the learner's cache (it is shared between checks), the second not.
+        assert (cache / "remembered").read_text() == "3.0"

@@ -2,11 +2,11 @@
 
 The learner's `save_model` saves three models whose state this process drew
 (weights and batch-norm statistics); their files come back here as bytes.
-Then, in an order chosen here, two of those checkpoints are written back as
-bytes into new directories and `restore_model` must rebuild each one. The
-learner's process saved all three, so only reading the directory it is given
-tells which one to return; the restored state is compared here, bit for bit,
-with the state this process drew.
+Then the learner's process is ended, and in a new one, which never saw the
+states, two of those checkpoints (in an order chosen here) are written back as
+bytes into new directories and `restore_model` must rebuild each one from the
+files alone. The restored state is compared here, bit for bit, with the state
+this process drew.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 from course.engine.checking import assert_equal, assert_tree_close, fail
 
 TIMEOUT = 120
+FRESH_LEARNERS = 1
 N_SAVED = 3
 MAX_FILES = 500
 MAX_BYTES = 64 << 20
@@ -137,10 +138,13 @@ def test_restored_models_are_the_saved_ones(learner, rng, seed):
             fail(f"save_model wrote the same bytes for two models with different weights ({what}): "
                  "save the state of the model you are given.")
     x = rng.standard_normal((int(rng.integers(4, 12)), d)).astype(np.float32)
+    # Restored in a process that never held the states: a model kept in memory (or
+    # stashed beside the checkpoint's padding) is gone; only the files come across.
+    learner.restart()
     for i in rng.permutation(N_SAVED)[:2]:
         i = int(i)
-        # The copy's folder is named by a token, not a number: nothing in the learner's process
-        # says which of the saved models this is, except the files themselves.
+        # The copy's folder is named by a token, not a number: nothing says which of the
+        # saved models this is, except the files themselves.
         label = f"{int(rng.integers(1 << 31)):08x}"
         got = learner.probe(probe_restore, files[i], d, hidden, x, label)
         call = f"restore_model(path, make_model) on a copy of the directory model {i} ({what}) was saved to"

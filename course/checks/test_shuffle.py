@@ -1,5 +1,9 @@
 """Checks for shuffle: per-epoch permutations that depend only on (seed, epoch),
-x and y shuffled together, no key reused (jax_debug_key_reuse on)."""
+x and y shuffled together, no key reused (jax_debug_key_reuse on).
+
+"The same whatever was computed before" is asked of two processes: epochs in
+one order in the first, in another order in a new one that never saw the first.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from course.engine.checking import assert_close, assert_equal, fail
 
 # Key-reuse checking traces every random call afresh: compiles need headroom on a busy CPU.
 TIMEOUT = 60
+FRESH_LEARNERS = 1
 
 
 def probe_permutations(module, seed, epochs, n):
@@ -46,6 +51,9 @@ def test_epochs_are_reproducible_in_any_order(learner, seed, rng):
     n = int(rng.integers(20, 60))
     epochs = [int(e) for e in rng.permutation(6)]
     forward = learner.probe(probe_permutations, seed, sorted(epochs), n)
+    # The other order in a new process: one that remembered each (seed, epoch) it was
+    # asked for would otherwise hand back what the first order drew.
+    learner.restart()
     shuffled_order = learner.probe(probe_permutations, seed, epochs, n)
     by_epoch = dict(zip(epochs, shuffled_order))
     for e, perm in zip(sorted(epochs), forward):

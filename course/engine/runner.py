@@ -125,13 +125,16 @@ class CheckSettings:
     # False for a check whose reference results depend on more than their inputs
     # (a clock, files): the reference then runs every time.
     cache_reference: bool = True
+    # How many times the check calls `learner.restart()`: the session keeps a process
+    # ready for it, as it does for the first.
+    fresh_learners: int = 0
 
 
 _SETTINGS_CACHE: dict[tuple[str, int], CheckSettings] = {}
 
 
 def check_settings(path: Path) -> CheckSettings:
-    """TIMEOUT, CHILD_ENV, MESSAGES and CACHE_REFERENCE, read as literals from the module's source.
+    """TIMEOUT, CHILD_ENV, MESSAGES, CACHE_REFERENCE and FRESH_LEARNERS, read as literals from the module's source.
 
     Read before pytest imports the module because the child's environment must
     be chosen before the learner's process starts.
@@ -139,7 +142,7 @@ def check_settings(path: Path) -> CheckSettings:
     stat = path.stat()
     key = (str(path), stat.st_mtime_ns)
     if key not in _SETTINGS_CACHE:
-        timeout, env, messages, cache_reference = None, {}, {}, True
+        timeout, env, messages, cache_reference, fresh = None, {}, {}, True, 0
         for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
@@ -151,7 +154,9 @@ def check_settings(path: Path) -> CheckSettings:
                     messages = {str(k): str(v) for k, v in ast.literal_eval(node.value).items()}
                 elif name == "CACHE_REFERENCE":
                     cache_reference = bool(ast.literal_eval(node.value))
-        _SETTINGS_CACHE[key] = CheckSettings(timeout, env, messages, cache_reference)
+                elif name == "FRESH_LEARNERS":
+                    fresh = int(ast.literal_eval(node.value))
+        _SETTINGS_CACHE[key] = CheckSettings(timeout, env, messages, cache_reference, fresh)
     return _SETTINGS_CACHE[key]
 
 
@@ -285,13 +290,18 @@ class LearnerProxy:
         # starting the child when the run is closed (Ctrl-C): no child may outlive it.
         self._lock = threading.Lock()
         self._closed = False
+        self._restarts = 0
+        self._earlier_output = ""
 
     def _process(self) -> LearnerProcess:
         if self._failure is not None:
             raise self._failure
         if self._proc is None:
             run = self._run
-            proc = run.session._take_child(run.child_env)
+            if self._restarts:
+                proc = run.session._fresh_child(run.learner_file, run.child_env)
+            else:
+                proc = run.session._take_child(run.child_env)
             with self._lock:
                 if self._closed:
                     proc.close()
@@ -353,8 +363,25 @@ class LearnerProxy:
         self._process()
         return bool(self._request({"op": "has", "name": name}, "while looking up names"))
 
+    def restart(self) -> None:
+        """End the learner's process; the next request imports the learner's file in a new one.
+
+        For evidence that must come from a process that never saw what the check
+        sent before (a checkpoint restored from its files alone, an order that
+        depends on nothing computed earlier). The new process shares nothing
+        writable with the old one: in a sandbox its /tmp and home are its own, and
+        it runs without the learner's compilation cache, the one folder learner
+        processes share.
+        """
+        with self._lock:
+            proc, self._proc = self._proc, None
+            self._restarts += 1
+        if proc is not None:
+            self._earlier_output += proc.output()
+            proc.close()
+
     def output(self) -> str:
-        return self._proc.output() if self._proc is not None else ""
+        return self._earlier_output + (self._proc.output() if self._proc is not None else "")
 
     def close(self) -> None:
         with self._lock:
@@ -777,9 +804,9 @@ class CheckSession:
         """Whether learner children run where the workspace's .jaxlings/ does not exist (a sandbox)."""
         return bool(getattr(getattr(self, "isolation", None), "sandboxed", False))
 
-    def _new_child(self, extra_env: dict[str, str], trusted: bool = False) -> LearnerProcess:
+    def _new_child(self, extra_env: dict[str, str], trusted: bool = False, cache: bool = True) -> LearnerProcess:
         if not trusted and self.isolation is not None:
-            learner_cache = self.compile_cache.learner if self.compile_cache is not None else None
+            learner_cache = self.compile_cache.learner if self.compile_cache is not None and cache else None
             box = self.isolation.sandbox(slot=self.sandbox_slot, copy=self.sandbox_copy, cache=learner_cache)
             try:
                 return LearnerProcess(env=box.env(extra_env, base=self.child_env), sandbox=box,
@@ -787,8 +814,8 @@ class CheckSession:
             except BaseException:
                 box.close()
                 raise
-        cache = self.compile_cache
-        cache_env = {} if cache is None else cache.trusted_env() if trusted else cache.learner_env()
+        cache_env = ({} if self.compile_cache is None or not (cache or trusted) else
+                     self.compile_cache.trusted_env() if trusted else self.compile_cache.learner_env())
         return LearnerProcess(
             env=child_environment(self.child_env, {**cache_env, **extra_env}),
             argv_prefix=() if trusted else self.child_argv_prefix,
@@ -796,10 +823,10 @@ class CheckSession:
             memory_mb=self.memory_mb,
         )
 
-    def _pool_for(self, env: dict[str, str], *, trusted: bool) -> WarmPool | None:
+    def _pool_for(self, env: dict[str, str], *, trusted: bool, fresh: bool = False) -> WarmPool | None:
         if not self._warm:
             return None
-        key = _child_key(env, trusted)
+        key = _child_key(env, "fresh" if fresh else trusted)
         pool = self._pools.get(key)
         if pool is None:
             # Warm children cost memory: besides the default, only the latest environment keeps its own.
@@ -808,6 +835,8 @@ class CheckSession:
             env = dict(env)
             if trusted:
                 pool = WarmPool(lambda: self._new_child(env, trusted=True))
+            elif fresh:
+                pool = WarmPool(lambda: self._new_child({**self._preload, **env}, cache=False))
             else:
                 pool = WarmPool(lambda: self._new_child({**self._preload, **env}))
             self._pools[key] = pool
@@ -815,13 +844,16 @@ class CheckSession:
 
     def _prestart_for(self, exercise: Exercise, learner_file: str | os.PathLike | None) -> None:
         try:
-            env = check_settings(self._find_check(exercise, ())).child_env
+            settings = check_settings(self._find_check(exercise, ()))
+            env = settings.child_env
         except (OSError, SyntaxError, ValueError, TypeError):
             return  # run() reports it
         path = Path(learner_file) if learner_file is not None else exercise.exercise_path()
         self._prestarted[_child_key(env, False)] = self._new_child({**_preload_env(path), **env})
         if env:
             self._prestarted[_child_key(env, True)] = self._new_child(env, trusted=True)
+        if settings.fresh_learners:
+            self._prestarted[_child_key(env, "fresh")] = self._new_child({**_preload_env(path), **env}, cache=False)
 
     def _take_child(self, extra_env: dict[str, str]) -> LearnerProcess:
         proc = self._prestarted.pop(_child_key(extra_env, False), None)
@@ -829,6 +861,15 @@ class CheckSession:
             return proc
         pool = self._pool_for(extra_env, trusted=False)
         return pool.take() if pool is not None else self._new_child({**self._preload, **extra_env})
+
+    def _fresh_child(self, learner_file: Path, extra_env: dict[str, str]) -> LearnerProcess:
+        """A learner child that shares no cache with earlier ones (`LearnerProxy.restart`)."""
+        proc = self._prestarted.pop(_child_key(extra_env, "fresh"), None)
+        if proc is not None:
+            return proc
+        pool = self._pool_for(extra_env, trusted=False, fresh=True)
+        return pool.take() if pool is not None else self._new_child({**_preload_env(learner_file), **extra_env},
+                                                                    cache=False)
 
     def _take_trusted_child(self, env: dict[str, str]) -> LearnerProcess:
         proc = self._prestarted.pop(_child_key(env, True), None)
@@ -906,6 +947,8 @@ class CheckSession:
         run = _Run(self, exercise, learner_path, exercise.solution_path(), seed, budget, child_env,
                    _display(learner_path, exercise), settings)
         collector = _Collector(settings.messages)
+        if settings.fresh_learners:
+            self._pool_for(child_env, trusted=False, fresh=True)  # ready for the next run (`_refill`)
         try:
             with _PYTEST_LOCK:
                 exit_code = _run_pytest(check_path, run, collector, seed)
@@ -948,7 +991,7 @@ def _display(path: Path, exercise: Exercise) -> str:
         return path.name
 
 
-def _child_key(env: dict[str, str], trusted: bool) -> tuple:
+def _child_key(env: dict[str, str], trusted: bool | str) -> tuple:
     return (tuple(sorted(env.items())), trusted)
 
 
