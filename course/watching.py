@@ -183,7 +183,14 @@ class WatchLoop:
     def _next_event(self) -> tuple[str, Any]:
         if self._backlog:
             return self._backlog.popleft()
-        return self.events.get()
+        # Waited on in slices: Ctrl-C's handler runs in this thread only once it wakes, and the
+        # kernel may deliver SIGINT to another thread (the file watcher's), which would leave an
+        # endless wait asleep for ever.
+        while True:
+            try:
+                return self.events.get(timeout=0.2)
+            except queue.Empty:
+                continue
 
     def _check_until_quiet(self) -> bool:
         """Check; check again while saves arrived meanwhile. True if `q` was pressed."""

@@ -353,3 +353,35 @@ def test_arrow_keys_are_not_letters():
     assert plain_keys("\x1b[C\x1b[D\x1bOAq") == ["q"]  # right, left, up (application mode), then q
     assert plain_keys("\x1b[1;5Cn") == ["n"]  # Ctrl+Right
     assert plain_keys("\x1b") == [] and plain_keys("\r\n\x7f") == []
+
+
+def test_ctrl_c_wakes_a_waiting_watch_when_another_thread_receives_it():
+    """The kernel may hand SIGINT to any thread (the file watcher's, the output drain's); Python
+    runs the handler in the main thread only once that thread wakes. A watch waiting for a save
+    must still stop at once: the signal is sent here to a bystander thread, never the main one."""
+    import signal
+    import threading
+    import time
+
+    loop = WatchLoop(None, None, check=lambda exercise: None, console=Console(file=io.StringIO()),
+                     events=queue.Queue())
+    done = threading.Event()
+    bystander = threading.Thread(target=done.wait, args=(60,), daemon=True)
+    bystander.start()
+
+    def rescue() -> None:  # a wait that never wakes would hang the suite: end it, and fail below
+        if not done.wait(30):
+            loop.events.put(("key", "q"))
+
+    threading.Thread(target=rescue, daemon=True).start()
+    sender = threading.Timer(0.3, signal.pthread_kill, args=(bystander.ident, signal.SIGINT))
+    start = time.monotonic()
+    sender.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            loop._next_event()
+        waited = time.monotonic() - start
+    finally:
+        done.set()
+        sender.cancel()
+    assert waited < 15, f"Ctrl-C was seen only after {waited:.1f} s"

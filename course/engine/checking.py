@@ -111,7 +111,8 @@ class side_by_side:
             want, want_error = ask(self._reference), None
         except Exception as e:  # noqa: BLE001 - the learner's failure, if any, comes first
             want, want_error = None, e
-        thread.join()
+        while thread.is_alive():  # in slices, so that Ctrl-C is seen here (see watching._next_event)
+            thread.join(0.2)
         if "error" in box:
             raise box["error"]
         if want_error is not None:

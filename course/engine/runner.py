@@ -377,8 +377,8 @@ class LearnerProxy:
             proc, self._proc = self._proc, None
             self._restarts += 1
         if proc is not None:
-            self._earlier_output += proc.output()
             proc.close()
+            self._earlier_output += proc.output()
 
     def output(self) -> str:
         return self._earlier_output + (self._proc.output() if self._proc is not None else "")
@@ -953,8 +953,8 @@ class CheckSession:
             with _PYTEST_LOCK:
                 exit_code = _run_pytest(check_path, run, collector, seed)
         finally:
-            output = run.learner.output()
             run.close()
+            output = run.learner.output()  # after close: everything the learner printed has been read
             self._refill()
             _bound_compiled_code()
         return _result(exercise, collector, exit_code, seed, time.monotonic() - start, output)

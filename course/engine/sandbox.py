@@ -352,6 +352,10 @@ class LearnerProcess:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        # What it printed last may still be in the pipe: `output()` after `close()` has it all
+        # (the drain ends at end of file, once no process in the group holds the pipe).
+        if self._drain is not threading.current_thread():
+            self._drain.join(timeout=2)
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 stream.close()  # type: ignore[union-attr]

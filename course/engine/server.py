@@ -122,14 +122,18 @@ def _recv(sock: socket.socket, deadline: float | None = None) -> Any:
 def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     chunks, got = [], 0
     while got < n:
-        if deadline is None:
-            sock.settimeout(None)  # a check has its own time limits
-        else:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("no answer in time")
-            sock.settimeout(left)
-        chunk = sock.recv(min(n - got, 1 << 20))
+        # No deadline: a check has its own time limits. Still waited on in slices, so that
+        # Ctrl-C is seen even when the kernel hands SIGINT to another of this process's threads.
+        left = 0.5 if deadline is None else deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no answer in time")
+        sock.settimeout(min(left, 0.5))
+        try:
+            chunk = sock.recv(min(n - got, 1 << 20))
+        except TimeoutError:
+            if deadline is None or time.monotonic() < deadline:
+                continue
+            raise
         if not chunk:
             raise ConnectionError("connection closed")
         chunks.append(chunk)
