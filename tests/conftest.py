@@ -8,12 +8,21 @@ workspaces also gets a compilation cache for learner code in the user cache
 folder: the suite's go to a folder of its own, removed at the end.
 
 The suite reads English whatever the machine's locale; tests of the Japanese
-edition ask for it (`--lang ja`, JAXLINGS_LANG=ja or `i18n.set_language`)."""
+edition ask for it (`--lang ja`, JAXLINGS_LANG=ja or `i18n.set_language`).
+
+Tests of Ctrl-C need a Ctrl-C that arrives: a suite started in the background
+by a non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and so
+would every process it starts, and Python then installs no KeyboardInterrupt.
+The suite takes SIGINT back, so its children start with the default."""
 
 import atexit
 import os
 import shutil
+import signal
 import tempfile
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 collect_ignore = ["fixtures", "grader_fixtures", "alternatives", "attacks"]
 
