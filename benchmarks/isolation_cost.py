@@ -2,15 +2,19 @@
 
 - start: a sandboxed `python -c pass` (the launcher and its mounts, no JAX);
 - warm: a long-lived CheckSession whose next child was started inside its
-  sandbox ahead of time (as `watch` and the app use it), one check of the toy
-  fixture exercise;
+  sandbox ahead of time (as `watch` and the app use it), one check of an
+  exercise with its reference solution;
 - cold: a CheckSession with no warm child: starting the sandboxed child,
   importing JAX in it, then the check (what a one-off `jaxlings check` pays
   on top of its own start-up).
 
-    .venv/bin/python benchmarks/isolation_cost.py [--runs 5] [--cold-runs 3]
+The checks are timed on a real exercise of the course (`mlp_nnx` unless
+`--exercise` names others) and on the test fixture's `fx_scale`, whose check
+does almost nothing, so that its times are the engine's own.
 
-Prints medians per tier and each tier's cost over `process` (a plain child).
+    .venv/bin/python benchmarks/isolation_cost.py [--runs 5] [--cold-runs 3] [--exercise NAME ...]
+
+Prints medians per tier and exercise, and each tier's cost over `process` (a plain child).
 """
 
 from __future__ import annotations
@@ -47,8 +51,7 @@ def start_times(iso, runs: int) -> list[float]:
     return times
 
 
-def check_times(iso, runs: int, *, warm: bool) -> list[float]:
-    exercise = load_catalog(FIXTURE).exercise("fx_scale")
+def check_times(iso, exercise, runs: int, *, warm: bool) -> list[float]:
     times = []
     with CheckSession(isolation=iso, warm=warm) as session:
         session.run(exercise, learner_file=exercise.solution_path())  # compiles the reference once
@@ -66,8 +69,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cold-runs", type=int, default=3)
+    parser.add_argument("--exercise", action="append", metavar="NAME",
+                        help="an exercise of the course to time (repeatable; default: mlp_nnx)")
     args = parser.parse_args()
     os.environ.pop("JAXLINGS_WORKSPACE", None)
+    course = load_catalog()
+    try:
+        exercises = [course.exercise(name) for name in (args.exercise or ["mlp_nnx"])]
+    except KeyError as exc:
+        parser.error(f"no such exercise in the course: {exc}")
+    exercises.append(load_catalog(FIXTURE).exercise("fx_scale"))
     tiers = {}
     for name in ("process", *SANDBOX_TIERS):
         try:
@@ -75,19 +86,25 @@ def main() -> int:
         except IsolationError as exc:
             print(f"{name}: not available here ({exc})")
     print(f"cpus: {os.cpu_count()}")
-    rows = {}
+    starts, checks = {}, {}
     for name, iso in tiers.items():
-        start = statistics.median(start_times(iso, args.runs))
-        warm = statistics.median(check_times(iso, args.runs, warm=True))
-        cold = statistics.median(check_times(iso, args.cold_runs, warm=False))
-        rows[name] = (start, warm, cold)
-        print(f"{name:>10}: start {start:.3f} s, warm check {warm:.3f} s, cold check {cold:.3f} s (medians)")
-    base = rows.get("process")
-    for name, (start, warm, cold) in rows.items():
-        if base is None or name == "process":
+        starts[name] = statistics.median(start_times(iso, args.runs))
+        print(f"{name:>10}: start {starts[name]:.3f} s (median)")
+        for exercise in exercises:
+            warm = statistics.median(check_times(iso, exercise, args.runs, warm=True))
+            cold = statistics.median(check_times(iso, exercise, args.cold_runs, warm=False))
+            checks[name, exercise.name] = (warm, cold)
+            print(f"{'':>10}  {exercise.name:<14} warm check {warm:.3f} s, cold check {cold:.3f} s (medians)")
+    if "process" not in starts:
+        return 0
+    for name in starts:
+        if name == "process":
             continue
-        print(f"{name} over process: start +{start - base[0]:.3f} s, warm {warm / base[1]:.2f}x "
-              f"(+{warm - base[1]:.3f} s), cold {cold / base[2]:.2f}x (+{cold - base[2]:.3f} s)")
+        print(f"{name} over process: start {starts[name] - starts['process']:+.3f} s")
+        for exercise in exercises:
+            (warm, cold), (bwarm, bcold) = checks[name, exercise.name], checks["process", exercise.name]
+            print(f"  {exercise.name:<14} warm {warm / bwarm:.2f}x ({warm - bwarm:+.3f} s), "
+                  f"cold {cold / bcold:.2f}x ({cold - bcold:+.3f} s)")
     return 0
 
 

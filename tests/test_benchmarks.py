@@ -26,7 +26,7 @@ CASES = {
         ["faster than nnx_eager", "@nnx.jit >= 25x faster than NNX eager", "mean accuracy gap",
          "ratio lab / independent", "of an independent fused loop"],
     ),
-    "isolation_cost.py": (["--runs", "1", "--cold-runs", "1"], ["process: start", "warm check"]),
+    "isolation_cost.py": (["--runs", "1", "--cold-runs", "1"], ["process: start", "mlp_nnx        warm check", "fx_scale       warm check"]),
     "grade_class.py": (["--submissions", "2", "--exercises", "functional_ops"],
                        ["grader's own cost per submission", "speed-up with 2 jobs", "peak memory: worker",
                         "shard+merge overhead"]),
