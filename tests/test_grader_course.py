@@ -35,12 +35,12 @@ def test_real_exercise_solution_passes_and_starter_fails(tmp_path):
     assert subs["starter"]["total"] == 0
 
 
-# One real-course case per kind of attack the issue of trust named, graded as a class: each
+# One real-course case per kind of attack on a check, graded as a class: each
 # probe-rigging cheat, delegation to the reference, frame walking and near misses. The same
 # files fail `jaxlings check` in test_attacks.py; here they go through `jaxlings grade`.
 GRADED_CASES = (
-    "loss_and_grads/patch_mean",                 # accuracy from a patched np.mean
-    "train_titanic/patch_numpy_mean",            # the same, inside the training loop
+    "loss_and_grads/patch_mean",                 # a summed loss hidden by a patched jnp.mean
+    "train_titanic/patch_numpy_mean",            # np.mean patched to report 0.95, no training
     "scan_epoch/patch_make_jaxpr",               # an unrolled loop made to look small
     "scan_epoch/decoy_scan_when_traced",         # a do-nothing scan lowered, a Python loop run
     "linen_train_state/grafted_lower",           # a plain function given `.lower`
