@@ -47,6 +47,15 @@ def _literal(path: Path, name: str) -> str | None:
     return None
 
 
+def unnamed_mistake(path: Path, messages) -> str | None:
+    """The MESSAGE a near-miss case declares, when none of `messages` matches it; None when one
+    does, or when the case declares none. Every failing check is shown to the learner
+    (`jaxlings check`, the app, the grader's feedback): the mistake may be named by any of them."""
+    expected = _literal(path, "MESSAGE")
+    shown = "\n".join(m or "" for m in messages)
+    return expected if expected and not re.search(expected, shown, re.IGNORECASE | re.DOTALL) else None
+
+
 def _snapshot() -> dict[str, tuple[int, int]]:
     files = {}
     for folder in GUARDED:
@@ -92,12 +101,7 @@ def test_case_fails(session: CheckSession, name: str, path: Path) -> None:
         pytest.xfail("the child can still read the course's folders")
     assert not result.passed, f"{path.name} ({doc}) passes the check of {name}"
     assert result.cause != "check_error", f"{path.name}: the check errors instead of failing it:\n{result.message}"
-    expected = _literal(path, "MESSAGE")
-    if expected:
-        # Every failing check is shown to the learner (`jaxlings check`, the app): the mistake
-        # may be named by any of them, not only by the first.
-        shown = "\n".join([result.message, *(c.message for c in result.checks if c.outcome != "passed")])
-        assert re.search(expected, shown, re.IGNORECASE | re.DOTALL), (
-            f"{path.name} ({doc}) fails, but the message does not name the mistake "
-            f"(expected /{expected}/):\n{result.message}")
+    missing = unnamed_mistake(path, [result.message, *(c.message for c in result.checks if c.outcome != "passed")])
+    assert missing is None, (f"{path.name} ({doc}) fails, but the message does not name the mistake "
+                             f"(expected /{missing}/):\n{result.message}")
     assert _snapshot() == before, f"{path.name} changed the course's files"

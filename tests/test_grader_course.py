@@ -4,12 +4,13 @@ and cheats and near misses of the real exercises get nothing."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 
 import pytest
 
 from course.catalog import load_catalog
+from course.engine.isolation import IsolationError, SANDBOX_TIERS, choose
+from test_attacks import ATTACKS, _snapshot, unnamed_mistake
 from test_grader_class import ROOT, grade
 
 EXERCISE = "immutable_updates"
@@ -57,9 +58,6 @@ GRADED_CASES = (
 
 
 def test_real_course_cheats_and_near_misses_get_nothing_under_grade(tmp_path):
-    from course.engine.isolation import IsolationError, SANDBOX_TIERS, choose
-    from test_attacks import ATTACKS, _literal, _snapshot
-
     try:
         choose("auto", allow_weak=False, grading=True)
     except IsolationError as exc:
@@ -94,9 +92,7 @@ def test_real_course_cheats_and_near_misses_get_nothing_under_grade(tmp_path):
         assert sub["total"] == 0, (case, sub["total"])
         assert got["cause"] not in ("check_error", "grader_error", "not_submitted"), (case, got["cause"],
                                                                                        got["message"])
-        expected = _literal(ATTACKS / name / f"{stem}.py", "MESSAGE")
-        if expected:
-            shown = "\n".join([got["message"] or "", *(c["message"] or "" for c in got["checks"]
-                                                        if c["outcome"] != "passed")])
-            assert re.search(expected, shown, re.IGNORECASE | re.DOTALL), (case, shown[:2000])
+        missing = unnamed_mistake(ATTACKS / name / f"{stem}.py",
+                                  [got["message"], *(c["message"] for c in got["checks"] if c["outcome"] != "passed")])
+        assert missing is None, (case, missing, got["message"])
     assert _snapshot() == before, "grading the cheats changed the course's files"
