@@ -50,6 +50,18 @@ def probe_train(module, x_train, y_train, epochs, batch_size, learning_rate, see
             "orders": [np.asarray(o) for o in orders] if isinstance(orders, (list, tuple)) else orders}
 
 
+def probe_orders(module, x, y, batch_size, seeds):
+    """The row orders of short runs, one per seed (the check repeats one seed)."""
+    import numpy as np
+
+    runs = []
+    for seed in seeds:
+        out = module.train_titanic(x, y, epochs=2, batch_size=batch_size, learning_rate=1e-3, seed=seed)
+        orders = out[2] if isinstance(out, tuple) and len(out) == 3 else None
+        runs.append([np.asarray(o) for o in orders] if isinstance(orders, (list, tuple)) else None)
+    return runs
+
+
 def probe_initial_params(module, seed):
     from flax import nnx
 
@@ -232,3 +244,26 @@ def test_training_follows_from_shuffled_adam_steps_and_generalises(learner, refe
         fail(f"{call}: held-out accuracy {accuracy:.3f}, below the floor {ACCURACY_FLOOR} "
              f"(always answering 'did not survive' gives about 0.62; the article's setup reaches about 0.80). "
              f"Training loss went {history[0]:.3f} -> {history[-1]:.3f}.")
+
+
+def test_shuffle_is_seeded_from_seed(learner, rng, seed):
+    # Short runs on training rows only (two full batches per epoch, so the compiled step
+    # of the long run is reused): the same seed twice, then the next seed.
+    split = _split(seed)
+    n = 2 * BATCH_SIZE
+    x, y = split.x_train[:n], split.y_train[:n]
+    other = seed + 1
+    call = f"train_titanic(x_train[:{n}], y_train[:{n}], epochs=2, batch_size={BATCH_SIZE}, seed={{}})"
+    runs = learner.probe(probe_orders, x, y, BATCH_SIZE, [seed, seed, other])
+    for run, s in zip(runs, (seed, seed, other)):
+        _batches(run, n, 2, BATCH_SIZE, call.format(s))
+    first, again, moved = runs
+    if not all(np.array_equal(a, b) for a, b in zip(first, again)):
+        fail(f"{call.format(seed)}, called twice, shuffled the rows differently: the shuffle is not seeded from "
+             "`seed` (np.random.default_rng() without a seed, or a generator made outside train_titanic, draws "
+             "new orders on every run). Make the generator inside train_titanic from its argument: "
+             "rng = np.random.default_rng(seed), or jax.random.key(seed).")
+    if all(np.array_equal(a, b) for a, b in zip(first, moved)):
+        fail(f"{call.format(seed)} and {call.format(other)} shuffled the rows in the same orders: the shuffle "
+             "ignores `seed`. Make the generator from it: rng = np.random.default_rng(seed), or "
+             "jax.random.key(seed).")

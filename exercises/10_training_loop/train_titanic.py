@@ -36,8 +36,10 @@ split for 20 epochs (the held-out rows never reach your code); check that
 `MLP(rngs=nnx.Rngs(seed))` with Adam on the batches your orders give, and
 require your returned parameters and `history` to agree with the replay;
 measure the returned model's accuracy on the held-out rows, which must reach a
-floor well above the 62% you get by always answering "did not survive"; and compare
-`evaluate` with the reference on a model of the checks' own.
+floor well above the 62% you get by always answering "did not survive"; run
+two short trainings with one seed and one with the next, whose orders must
+repeat, then change; and compare `evaluate` with the reference on a model of
+the checks' own.
 """
 
 from __future__ import annotations
