@@ -85,6 +85,42 @@ def probe_modes(module, sizes, rate, seed, x, head):
     }
 
 
+def probe_dropout_place(module, sizes, rate, seed, x, d, b, calls):
+    """A Classifier whose last Linear is set to a diagonal (kernel[j, j] = d[j] for the first units,
+    zero elsewhere) and bias b: its training-mode outputs then show, unit by unit, what reached that
+    layer (dropped or kept, and how scaled). The same batch is sent `calls` times (fresh masks, the
+    same batch statistics, shapes compiled already). The weights are read back; every expectation
+    is computed by the check."""
+    import numpy as np
+    from flax import nnx
+
+    d_in, hidden, d_out = sizes
+    model = module.Classifier(d_in, hidden, d_out, dropout_rate=rate, rngs=nnx.Rngs(seed))
+    norms = [m for _, m in nnx.iter_modules(model) if isinstance(m, nnx.BatchNorm)]
+    firsts = [m for _, m in nnx.iter_modules(model)
+              if isinstance(m, nnx.Linear) and tuple(m.kernel.shape) == (d_in, hidden)]
+    lasts = [m for _, m in nnx.iter_modules(model)
+             if isinstance(m, nnx.Linear) and tuple(m.kernel.shape) == (hidden, d_out)]
+    if len(norms) != 1 or len(firsts) != 1 or len(lasts) != 1:
+        return {"error": f"expected one nnx.BatchNorm, one nnx.Linear({d_in}, {hidden}) and one "
+                         f"nnx.Linear({hidden}, {d_out}) in the Classifier, found {len(norms)}, "
+                         f"{len(firsts)} and {len(lasts)}"}
+    norm, first, last = norms[0], firsts[0], lasts[0]
+    if last.bias is None or first.bias is None:
+        return {"error": "a Linear layer without bias (PyTorch's Linear has one)"}
+    kernel = np.zeros((hidden, d_out), np.float32)
+    kernel[np.arange(len(d)), np.arange(len(d))] = d
+    last.kernel[...] = kernel
+    last.bias[...] = np.asarray(b, np.float32)
+
+    def arr(v):
+        return np.array(v[...]) if v is not None else None
+
+    weights = {"k1": arr(first.kernel), "b1": arr(first.bias), "scale": arr(norm.scale), "bias": arr(norm.bias),
+               "k2": arr(last.kernel), "b2": arr(last.bias)}
+    return {"weights": weights, "train": [model(x) for _ in range(calls)]}
+
+
 def _eval_forward(weights, stats, x, eps=1e-5):
     """The classifier in evaluation mode, in float64: running averages, no dropout."""
     f = {k: np.asarray(v, np.float64) for k, v in weights.items()}
@@ -180,3 +216,81 @@ def test_predict_leaves_the_model_training(learner, rng, seed):
     if np.allclose(got["stats_after_training_again"][0], got["stats_after"][0]):
         fail(f"after predict(model, x), a training call of Classifier{sizes} no longer updates the BatchNorm "
              "running averages: the model was left in evaluation mode.")
+
+
+# Training-mode calls on one batch: each draws a fresh mask over the same batch statistics,
+# so that the dropped fraction of the hidden units is pinned down (a few hundred to a few
+# thousand clearly active units) with the shapes the other tests compiled already.
+DROPOUT_CALLS = 48
+
+
+def _binomial_tails(n, k, p):
+    """P(X <= k) and P(X >= k) for X ~ Binomial(n, p), exactly (log-space sums)."""
+    from math import lgamma, log
+
+    ks = np.arange(n + 1)
+    logpmf = (np.array([lgamma(n + 1) - lgamma(i + 1) - lgamma(n - i + 1) for i in ks])
+              + ks * log(p) + (n - ks) * log(1 - p))
+    pmf = np.exp(logpmf - logpmf.max())
+    pmf /= pmf.sum()
+    return float(pmf[:k + 1].sum()), float(pmf[k:].sum())
+
+
+def test_dropout_between_the_layers_at_the_rate(learner, rng, seed):
+    sizes, x = _case(rng)
+    d_in, hidden, d_out = sizes
+    # Rates away from 0.5, so that a rate read as a keep probability shows (in the scale and the fraction).
+    rate = float(np.round(rng.uniform(0.2, 0.35), 3))
+    seen = min(hidden, d_out)  # hidden units 0..seen-1 each reach one output
+    d = rng.uniform(0.5, 2.0, seen).astype(np.float32)
+    b = (rng.uniform(0.5, 1.5, d_out) * rng.choice([-1.0, 1.0], d_out)).astype(np.float32)
+    got = learner.probe(probe_dropout_place, list(sizes), rate, seed, x, d, b, DROPOUT_CALLS)
+    if "error" in got:
+        fail(f"Classifier{sizes}: {got['error']}.")
+    where = (f"Classifier{sizes}, dropout_rate={rate}, with linear2's kernel set to a diagonal diag(d) and its bias "
+             f"to b, called {DROPOUT_CALLS} times in training mode on x of shape {x.shape}")
+    w = {k: np.asarray(v, np.float64) for k, v in got["weights"].items()}
+    kernel = np.zeros((hidden, d_out))
+    kernel[np.arange(seen), np.arange(seen)] = d
+    if not (np.array_equal(w["k2"], kernel) and np.array_equal(w["b2"], b.astype(np.float64))):
+        fail(f"{where}: the kernel and bias read back from that Linear are not the values set: keep the layers' "
+             "parameters as nnx.Param in nnx.Linear layers.")
+    outs = [np.asarray(o, np.float64) for o in got["train"]]
+    if len(outs) != DROPOUT_CALLS or any(o.shape != (len(x), d_out) for o in outs):
+        fail(f"{where}: the outputs have shapes {[o.shape for o in outs][:3]}...; expected {(len(x), d_out)}.")
+    h = np.asarray(x, np.float64) @ w["k1"] + w["b1"]
+    h = (h - h.mean(axis=0)) / np.sqrt(h.var(axis=0) + 1e-5) * w["scale"] + w["bias"]
+    a = np.maximum(h[:, :seen], 0)
+    active = np.broadcast_to(a > 0.2, (DROPOUT_CALLS, *a.shape))  # clearly active: dropped and kept far apart
+    out = np.stack([o[:, :seen] for o in outs])[active]
+    a = np.broadcast_to(a, active.shape)[active]
+    dd, bb = (np.broadcast_to(v[:seen], active.shape)[active] for v in (d, b))
+
+    def one_of(*candidates):
+        close = [np.abs(out - c) <= 1e-3 + 1e-3 * np.abs(c) for c in candidates]
+        return np.logical_or.reduce(close), close[0]
+
+    ok, dropped = one_of(bb, a * dd / (1 - rate) + bb)
+    if not ok.all():
+        if one_of(bb, a * dd / rate + bb)[0].all():
+            fail(f"{where}: the kept hidden units are scaled by 1/{rate} instead of 1/(1 - {rate}): the rate was "
+                 "taken as the probability of keeping a unit. nnx.Dropout(rate) takes the probability of "
+                 "dropping one: pass dropout_rate itself.")
+        if one_of(np.zeros_like(bb), (a * dd + bb) / (1 - rate))[0].all():
+            fail(f"{where}: whole outputs are zeroed or scaled by 1/(1 - rate), bias included: the dropout is "
+                 "applied to the logits. Apply it to the hidden units, before the last Linear: "
+                 "linear2(dropout(h)).")
+        if one_of(bb, a * dd + bb)[0].all():
+            fail(f"{where}: the kept hidden units are not scaled by 1/(1 - rate): use nnx.Dropout(dropout_rate), "
+                 "which scales them (inverted dropout), as PyTorch's Dropout does.")
+        i = int(np.argmin(ok))
+        fail(f"{where}: an output at a clearly active hidden unit (ReLU output {a[i]:.4f}, d {dd[i]:.4f}, "
+             f"b {bb[i]:.4f}) is {out[i]:.4f}; expected b (unit dropped) or a * d / (1 - rate) + b = "
+             f"{a[i] * dd[i] / (1 - rate) + bb[i]:.4f} (unit kept). The order is linear, batch norm, ReLU, "
+             "dropout, linear, with nnx.Dropout(dropout_rate).")
+    n, k = int(active.sum()), int(dropped.sum())
+    below, above = _binomial_tails(n, k, rate)
+    if min(below, above) < 1e-10:
+        fail(f"{where}: {k} of {n} clearly active hidden units were dropped ({k / n:.3f}); expected about "
+             f"{rate} of them. Each unit must be dropped with probability dropout_rate: "
+             "nnx.Dropout(dropout_rate).")
