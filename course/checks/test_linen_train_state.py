@@ -28,11 +28,18 @@ def probe_one_step(module, seed, d_in, lr, params, batches):
             return {"error": f"create_train_state returned {type(state).__name__} without `{name}`; "
                              "expected a flax TrainState"}
     if params is not None:
-        if jax.tree.structure(state.params) != jax.tree.structure(jax.tree.map(jnp.asarray, params)):
+        # Compared by key paths and shapes, not by container: a FrozenDict holds the same layout as
+        # a dict. The check's values go back into the learner's own container, leaf by leaf.
+        mine, treedef = jax.tree_util.tree_flatten_with_path(state.params)
+        paths = [jax.tree_util.keystr(path) for path, _ in mine]
+        given = {jax.tree_util.keystr(path): jnp.asarray(leaf)
+                 for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]}
+        if sorted(paths) != sorted(given) or any(jnp.shape(leaf) != given[path].shape
+                                                 for path, (_, leaf) in zip(paths, mine)):
             return {"error": "your state's params are not laid out like the given MLP's "
                              f"({jax.tree.map(jnp.shape, state.params)}); initialise the given MLP"}
-        state = state.replace(params=jax.tree.map(jnp.asarray, params),
-                              opt_state=state.tx.init(jax.tree.map(jnp.asarray, params)))
+        new_params = jax.tree_util.tree_unflatten(treedef, [given[path] for path in paths])
+        state = state.replace(params=new_params, opt_state=state.tx.init(new_params))
     # Copied before the call: a step that donates its input state deletes these buffers.
     before = jax.tree.map(np.asarray, state.params)
     steps = []
@@ -86,18 +93,53 @@ def _data(rng, d_in, batch):
     return x, y
 
 
+def _layers(params, d_in):
+    """The names of the hidden Dense layer (kernel (d_in, hidden)) and of the output one (kernel (hidden, 1)).
+    Linen numbers them in the order they are built: in `nn.Dense(1)(nn.relu(nn.Dense(hidden)(x)))` the
+    output layer is built first, so it is Dense_0."""
+    shapes = {name: np.shape(layer["kernel"]) for name, layer in params.items()}
+    hidden = [name for name, shape in shapes.items() if len(shape) == 2 and shape[0] == d_in]
+    out = [name for name, shape in shapes.items() if len(shape) == 2 and shape[1] == 1 and name not in hidden]
+    return hidden[0], out[0]
+
+
+def _dead_unit(params, layers, j):
+    """The weights of hidden unit j, or None when the params are not laid out like the MLP's."""
+    first, second = layers
+    try:
+        return {f"{first}.kernel[:, {j}]": np.asarray(params[first]["kernel"])[:, j],
+                f"{first}.bias[{j}]": np.asarray(params[first]["bias"])[j],
+                f"{second}.kernel[{j}]": np.asarray(params[second]["kernel"])[j]}
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
 def test_one_step_matches_reference(learner, reference, rng, seed):
     # Shapes from a small set (compiled programs are reused between runs); values fresh.
     d_in, batch = int(rng.choice([3, 9])), int(rng.choice([16, 32]))
     lr = float(10 ** rng.uniform(-3, -1.5))
     batches = [_data(rng, d_in, batch) for _ in range(2)]
     start = reference.probe(probe_one_step, seed, d_in, lr, None, batches[:1])["params_before"]
+    # One hidden unit made dead (never active on these inputs): its weights get exactly zero
+    # gradients, which Adam leaves bit for bit where they are and weight decay (AdamW) moves.
+    layers = _layers(start, d_in)
+    dead = int(rng.integers(len(start[layers[0]]["bias"])))
+    start[layers[0]]["bias"] = np.array(start[layers[0]]["bias"])
+    start[layers[0]]["bias"][dead] = -50.0
+    before = _dead_unit(start, layers, dead)
     got, want = side_by_side(learner, reference).probe(probe_one_step, seed, d_in, lr, start, batches)
     if "error" in got:
         fail(got["error"] + ".")
     for i, (g, w) in enumerate(zip(got["steps"], want["steps"])):
         where = (f"train_step(state, x {batches[i][0].shape}, y {batches[i][1].shape}) from the check's parameters, "
                  f"Adam lr={lr:.3g}, step {i + 1} of 2")
+        after = _dead_unit(g["params"], layers, dead)
+        for name in before if after is not None else ():
+            if not np.array_equal(before[name], after[name]):
+                fail(f"{where}: {name}, which belongs to a hidden unit that is never active and so gets zero "
+                     f"gradients, moved from {before[name]!r:.80} to {after[name]!r:.80}. Adam leaves weights "
+                     "without gradient exactly where they are; weight decay (optax.adamw, add_decayed_weights) "
+                     "moves them. Use optax.adam(learning_rate).")
         assert_close(g["loss"], w["loss"], what=f"{where}: the loss", rtol=1e-4, atol=1e-6)
         if i == 1:
             where += " (the new state must carry the updated opt_state as well as the params)"
