@@ -98,4 +98,27 @@ def test_param_shapes(learner, reference, rng, seed):
         normalised = {
             k: tuple(int(d) for d in v) if isinstance(v, (tuple, list)) else v for k, v in shapes.items()
         }
+        if name in SHARED:
+            normalised = _one_name_per_shared_param(normalised, SHARED[name], name, sizes)
         assert_equal(normalised, expected, what=f"param_shapes({name}, sizes {sizes})")
+
+
+# A layer reachable under several names (the check's own models): its Params are one entry each,
+# under any of the paths they are reachable by (nnx.state gives one, PyTorch's named_parameters()
+# the first attribute). The paths are written under the name the reference uses.
+SHARED = {"a model with one layer under two names": {"encoder.": "decoder."}}
+
+
+def _one_name_per_shared_param(shapes, aliases, name, sizes):
+    renamed = {}
+    for key, shape in shapes.items():
+        canonical = key
+        for alias, prefix in aliases.items():
+            if isinstance(key, str) and key.startswith(alias):
+                canonical = prefix + key[len(alias):]
+        if canonical in renamed:
+            fail(f"param_shapes({name}, sizes {sizes}) lists one shared nnx.Param twice, as "
+                 f"{renamed[canonical][0]!r} and {key!r}: a layer reachable under two names holds the same "
+                 "Params. List each nnx.Param once (nnx.state(model, nnx.Param) does).")
+        renamed[canonical] = (key, shape)
+    return {k: shape for k, (_, shape) in renamed.items()}
