@@ -12,9 +12,10 @@ TIMEOUT = 60
 
 # (d_in, hidden, d_out, batch) from a small fixed set, so that the programs compiled
 # for them are reused from one check to the next; the values are drawn fresh. The
-# three sizes differ, so that every parameter is identified by its shape alone; one
-# batch is a single row.
-SIZES = [(6, 11, 3, 5), (9, 4, 2, 1)]
+# three sizes differ, so that every parameter is identified by its shape alone. The
+# forward runs on every set, with 8 rows (so that negative logits are present) and
+# with the first row alone.
+SIZES = [(6, 11, 3, 8), (9, 4, 2, 8)]
 
 
 def _sizes(rng):
@@ -33,28 +34,31 @@ def probe_param_shapes(module, sizes, seed, names=None):
     return sorted(list(var.shape) for _, var in flat)
 
 
-def probe_forward(module, sizes, seed, values, x):
+def probe_forward(module, cases):
     import jax.numpy as jnp
     from flax import nnx
 
-    model = module.MLP(*sizes, rngs=nnx.Rngs(seed))
-    by_shape = {tuple(v.shape): v for v in values}
-    for path, var in nnx.to_flat_state(nnx.state(model, nnx.Param)):
-        if tuple(var.shape) not in by_shape:
-            return {"error": f"parameter {'.'.join(map(str, path))} has shape {tuple(var.shape)}, "
-                             f"which is none of the expected {sorted(by_shape)}"}
-        var[...] = jnp.asarray(by_shape[tuple(var.shape)])
-    return {"out": model(jnp.asarray(x))}
+    results = []
+    for sizes, seed, values, x in cases:
+        model = module.MLP(*sizes, rngs=nnx.Rngs(seed))
+        by_shape = {tuple(v.shape): v for v in values}
+        for path, var in nnx.to_flat_state(nnx.state(model, nnx.Param)):
+            if tuple(var.shape) not in by_shape:
+                return {"error": f"MLP{tuple(sizes)}: parameter {'.'.join(map(str, path))} has shape "
+                                 f"{tuple(var.shape)}, which is none of the expected {sorted(by_shape)}"}
+            var[...] = jnp.asarray(by_shape[tuple(var.shape)])
+        results.append([model(jnp.asarray(x)), model(jnp.asarray(x[:1]))])
+    return {"out": results}
 
 
 def probe_seeds(module, sizes, seed):
-    import jax
     from flax import nnx
 
-    def leaves(s):
-        return jax.tree.leaves(nnx.state(module.MLP(*sizes, rngs=nnx.Rngs(s)), nnx.Param))
+    def params(s):
+        flat = nnx.to_flat_state(nnx.state(module.MLP(*sizes, rngs=nnx.Rngs(s)), nnx.Param))
+        return [[".".join(map(str, path)), var[...]] for path, var in flat]
 
-    return {"a": leaves(seed), "b": leaves(seed), "c": leaves(seed + 1)}
+    return {"a": params(seed), "b": params(seed), "c": params(seed + 1)}
 
 
 def test_default_sizes_are_the_articles(learner, reference, seed):
@@ -74,41 +78,69 @@ def test_parameter_shapes(learner, reference, rng, seed):
     assert_equal(got, want, what=f"shapes of the nnx.Param arrays of {call} (sorted)")
 
 
+def _draw_forward_case(rng, d_in, hidden, d_out, batch):
+    """Parameter values and inputs, redrawn until some logits are clearly negative."""
+    while True:
+        values = [
+            rng.standard_normal((d_in, hidden)).astype("float32"),
+            rng.standard_normal((hidden,)).astype("float32"),
+            rng.standard_normal((hidden, d_out)).astype("float32"),
+            rng.standard_normal((d_out,)).astype("float32"),
+        ]
+        x = rng.standard_normal((batch, d_in)).astype("float32")
+        params = {"linear1": {"kernel": values[0], "bias": values[1]},
+                  "linear2": {"kernel": values[2], "bias": values[3]}}
+        # The expected logits are computed here, in float64, from the values the check chose.
+        want = mlp_forward(params, x)
+        if want.min() < -0.1:
+            return values, x, want
+
+
 def test_forward_with_parameters_set_by_the_check(learner, rng, seed):
-    d_in, hidden, d_out, batch = _sizes(rng)
-    sizes = (d_in, hidden, d_out)
-    values = [
-        rng.standard_normal((d_in, hidden)).astype("float32"),
-        rng.standard_normal((hidden,)).astype("float32"),
-        rng.standard_normal((hidden, d_out)).astype("float32"),
-        rng.standard_normal((d_out,)).astype("float32"),
-    ]
-    x = rng.standard_normal((batch, d_in)).astype("float32")
-    got = learner.probe(probe_forward, list(sizes), seed, values, x)
+    cases, wants = [], []
+    for d_in, hidden, d_out, batch in SIZES:
+        values, x, want = _draw_forward_case(rng, d_in, hidden, d_out, batch)
+        cases.append([[d_in, hidden, d_out], seed, values, x])
+        wants.append(want)
+    got = learner.probe(probe_forward, cases)
     if "error" in got:
-        fail(f"MLP{sizes}: {got['error']}.")
-    # The expected logits are computed here, in float64, from the values the check chose.
-    params = {"linear1": {"kernel": values[0], "bias": values[1]}, "linear2": {"kernel": values[2], "bias": values[3]}}
-    want = mlp_forward(params, x)
-    what = (f"MLP{sizes}(x) for x of shape {x.shape}, with the check's parameter values "
-            "(linear, ReLU, linear; no sigmoid)")
-    out = got["out"]
-    if isinstance(out, np.ndarray) and out.shape == want.shape and np.all((out > 0) & (out < 1)) \
-            and np.allclose(out, 1 / (1 + np.exp(-want)), rtol=1e-4, atol=1e-5):
-        fail(f"{what}: the outputs are sigmoid(logits). Return the logits: the loss applies the sigmoid.")
-    assert_close(out, want.astype(np.float32), what=what, rtol=1e-4, atol=1e-4, dtype=np.float32)
+        fail(f"{got['error']}.")
+    outs = got["out"]
+    if not isinstance(outs, list) or len(outs) != len(cases):
+        fail(f"MLP(...)(x): expected {len(cases)} results from the check's probe, got something else.")
+    for (sizes, _, _, x), want, pair in zip(cases, wants, outs):
+        sizes = tuple(sizes)
+        for out, want_rows, rows in zip(pair, (want, want[:1]), (x, x[:1])):
+            what = (f"MLP{sizes}(x) for x of shape {rows.shape}, with the check's parameter values "
+                    "(linear, ReLU, linear; no sigmoid)")
+            if isinstance(out, np.ndarray) and out.shape == want_rows.shape and np.all((out > 0) & (out < 1)) \
+                    and np.allclose(out, 1 / (1 + np.exp(-want_rows)), rtol=1e-4, atol=1e-5):
+                fail(f"{what}: the outputs are sigmoid(logits). Return the logits: the loss applies the sigmoid.")
+            if isinstance(out, np.ndarray) and out.shape == want_rows.shape and (want_rows < -1e-3).any() \
+                    and np.allclose(out, np.maximum(want_rows, 0), rtol=1e-4, atol=1e-4):
+                fail(f"{what}: every negative logit came back as 0, as if a ReLU followed the last layer. "
+                     "Apply the ReLU only between the two linear layers: the logits must keep their sign.")
+            assert_close(out, want_rows.astype(np.float32), what=what, rtol=1e-4, atol=1e-4, dtype=np.float32)
 
 
 def test_initialisation_comes_from_rngs(learner, rng, seed):
     sizes = _sizes(rng)[:3]
     got = learner.probe(probe_seeds, list(sizes), seed)
-    same = len(got["a"]) == len(got["b"]) and all(
-        a.shape == b.shape and (a == b).all() for a, b in zip(got["a"], got["b"]))
+    a, b, c = ([(str(p), np.asarray(v)) for p, v in got[k]] for k in "abc")
+    same = len(a) == len(b) and all(
+        pa == pb and va.shape == vb.shape and (va == vb).all() for (pa, va), (pb, vb) in zip(a, b))
     if not same:
         fail(f"MLP{sizes} built twice with rngs=nnx.Rngs({seed}) has different parameters: "
              "take every random key from `rngs`.")
-    differ = len(got["a"]) != len(got["c"]) or any(
-        a.shape != c.shape or not (a == c).all() for a, c in zip(got["a"], got["c"]))
+    differ = len(a) != len(c) or any(
+        pa != pc or va.shape != vc.shape or not (va == vc).all() for (pa, va), (pc, vc) in zip(a, c))
     if not differ:
         fail(f"MLP{sizes} built with nnx.Rngs({seed}) and nnx.Rngs({seed + 1}) has the same parameters: "
              "pass `rngs` to the layers instead of a fixed key.")
+    # Biases may start at zero whatever the seed; every kernel (2-D weight) must not.
+    if len(a) == len(c):
+        for (pa, va), (pc, vc) in zip(a, c):
+            if pa == pc and va.ndim >= 2 and va.shape == vc.shape and (va == vc).all():
+                fail(f"MLP{sizes} built with nnx.Rngs({seed}) and nnx.Rngs({seed + 1}) has the same initial "
+                     f"`{pa}` (shape {va.shape}): that layer ignores `rngs`. Build every layer with the `rngs` "
+                     "passed to MLP, not with a fixed nnx.Rngs(...) or key.")
