@@ -29,6 +29,7 @@ def _case(rng):
 
 
 def probe_port(module, sizes, weights, seed, x):
+    import jax
     import numpy as np
     import torch
     from flax import nnx
@@ -47,7 +48,10 @@ def probe_port(module, sizes, weights, seed, x):
         out = {"nnx_out": model(np.asarray(x))}
     except Exception as e:  # judged after the parameters, which say more about the mistake
         out = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
-    return {**out, "params": params(), "before": before}
+    after = params()
+    not_jax = [".".join(map(str, path)) for path, var in nnx.to_flat_state(nnx.state(model, nnx.Param))
+               if not isinstance(var[...], jax.Array)]
+    return {**out, "params": after, "before": before, "not_jax": not_jax}
 
 
 def _expected(weights):
@@ -78,6 +82,17 @@ def test_ported_model_matches_torch_outputs(learner, rng, seed):
 def test_parameters_are_the_transposed_torch_weights(learner, rng, seed):
     sizes, weights, x, got = _port(learner, rng, seed)
     _judge_params(got, weights)
+    _holds_jax_arrays(got)
+
+
+def _holds_jax_arrays(got):
+    """Name the parameters that hold NumPy arrays (the statement asks for float32 JAX arrays): a NumPy
+    view such as weight.detach().numpy() shares torch's memory, so training torch on would change them."""
+    not_jax = got.get("not_jax")
+    if not_jax is None or not_jax:
+        fail(f"after port_weights, the nnx.Params {', '.join(not_jax or ['of the model'])} hold NumPy arrays, not "
+             "JAX arrays (a view such as weight.detach().numpy() even shares torch's memory). Store float32 JAX "
+             "arrays in them: param[...] = value, or jnp.asarray(weight.detach().numpy().T) and so on.")
 
 
 def _untouched(got):

@@ -36,7 +36,7 @@ def port_weights(torch_model, model):
         layer, kind = name.split(".")
         value = tensor.numpy()
         if kind == "weight":
-            new_state.setdefault(NAMES[layer], {})["kernel"] = np.ascontiguousarray(value.T)
+            new_state.setdefault(NAMES[layer], {})["kernel"] = jax.numpy.array(np.ascontiguousarray(value.T))
         else:
-            new_state.setdefault(NAMES[layer], {})["bias"] = value
+            new_state.setdefault(NAMES[layer], {})["bias"] = jax.numpy.array(value)  # a copy: value is torch's memory
     nnx.update(model, new_state)
