@@ -60,7 +60,8 @@ def test_softmax_matches_torch_along_every_axis(learner, reference, rng):
 
 
 def test_softmax_is_stable_for_large_inputs(learner, reference, rng):
-    x = rng.standard_normal(SOFTMAX_SHAPES[0]) * 1000
+    # Values within ±4000 of their row's offset, so |x| < 7000 < 2**13.
+    x = np.clip(rng.standard_normal(SOFTMAX_SHAPES[0]) * 1000, -4000, 4000)
     # Rows thousands apart: a softmax shifted by the maximum of the whole array (not
     # along the axis) underflows to 0/0 in the rows far below it.
     x = (x + rng.permutation(np.linspace(-3000, 3000, x.shape[0]))[:, None]).astype(np.float32)
@@ -71,8 +72,11 @@ def test_softmax_is_stable_for_large_inputs(learner, reference, rng):
             "inf or nan: exp() overflows (or, shifted by a maximum not taken along the axis, "
             "underflows to 0/0). Subtract the maximum along the axis first."
         )
+    # Below 2**13 float32 values are 2**-11 apart: a formulation that rounds a number of
+    # that size before exp() (exp(x - logsumexp(x)) for one) is off by up to 2.5e-4
+    # relative, hence rtol 5e-4 here.
     assert_close(got, reference.call("softmax", x, axis=-1), what=f"softmax of large inputs, shape {x.shape}",
-                 rtol=1e-4)
+                 rtol=5e-4)
 
 
 def test_bce_with_logits_matches_torch(learner, reference, rng):
