@@ -71,6 +71,24 @@ def probe_loader(module, x, y, batch_size, seed):
     return {"batches": batches}
 
 
+def probe_side_effects(module, x, y, batch_size, seed, global_seed):
+    """numpy_batches twice with the same seed on the same float32 arrays, NumPy's
+    global random state read around the first call."""
+    import copy
+
+    import numpy as np
+
+    x = np.ascontiguousarray(x, dtype=np.float32).copy()
+    y = np.ascontiguousarray(y, dtype=np.float32).copy()
+    np.random.seed(global_seed)
+    before = np.random.get_state()
+    first = module.numpy_batches(x, y, batch_size, seed)
+    after = np.random.get_state()
+    first = copy.deepcopy(first)  # batches that are views of x would change with it
+    second = module.numpy_batches(x, y, batch_size, seed)
+    return {"first": first, "second": second, "x": x, "y": y, "state_before": before, "state_after": after}
+
+
 def _item_error(result):
     if "error" in result:
         fail(result["error"] + ".")
@@ -186,3 +204,48 @@ def test_numpy_batches_cover_every_row_once_in_seeded_order(learner, rng, seed):
     other = learner.call("numpy_batches", x, y, batch_size, seed + 1)
     if _order_of(other, _row_index(x32), what) == order:
         fail(f"{what}: seed {seed + 1} gave the same order as seed {seed}; use the seed argument.")
+
+
+def _same_batches(a, b):
+    if not isinstance(a, (list, tuple)) or not isinstance(b, (list, tuple)) or len(a) != len(b):
+        return False
+    for p, q in zip(a, b):
+        if not isinstance(p, (list, tuple)) or not isinstance(q, (list, tuple)) or len(p) != len(q):
+            return False
+        for u, v in zip(p, q):
+            u, v = np.asarray(u), np.asarray(v)
+            if u.shape != v.shape or u.dtype != v.dtype or not np.array_equal(u, v):
+                return False
+    return True
+
+
+def _same_state(a, b):
+    a, b = list(a), list(b)
+    return len(a) == len(b) and all(
+        np.array_equal(np.asarray(u), np.asarray(v)) if isinstance(u, np.ndarray) or isinstance(v, np.ndarray)
+        else u == v for u, v in zip(a, b))
+
+
+def test_numpy_batches_leaves_the_caller_state_alone(learner, rng, seed):
+    x, y = _data(rng)
+    batch_size = _batch_size(rng, len(x))
+    x32, y32 = x.astype(np.float32), y.astype(np.float32)
+    global_seed = int(rng.integers(2**31))
+    while global_seed == seed:
+        global_seed = int(rng.integers(2**31))
+    got = learner.probe(probe_side_effects, x32, y32, batch_size, seed, global_seed)
+    what = (f"numpy_batches(x, y, batch_size={batch_size}, seed={seed}) with x float32 of shape {x.shape} "
+            f"and y float32 of shape {y.shape}")
+    changed = [name for name, arr, want in (("x", got["x"], x32), ("y", got["y"], y32))
+               if not (isinstance(arr, np.ndarray) and arr.shape == want.shape and np.array_equal(arr, want))]
+    if changed:
+        fail(f"{what}, called twice on the same arrays, changed the caller's {' and '.join(changed)} in place "
+             "(the rows were shuffled in the caller's arrays). Leave the inputs alone: draw a permutation of the "
+             "row indices, order = np.random.default_rng(seed).permutation(len(x)), and index with it.")
+    if not _same_batches(got["first"], got["second"]):
+        fail(f"{what}, called twice with the same seed on the same arrays, gave different batches. "
+             "The order must come from `seed` only: draw it with np.random.default_rng(seed) on every call.")
+    if not _same_state(got["state_before"], got["state_after"]):
+        fail(f"{what} changed NumPy's global random state (np.random.seed / np.random.permutation reseed or draw "
+             "from the generator every other user of np.random shares). Draw the order from a generator of "
+             "your own: np.random.default_rng(seed).permutation(len(x)).")
