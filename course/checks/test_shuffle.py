@@ -23,6 +23,13 @@ def probe_permutations(module, seed, epochs, n):
         return [module.epoch_permutation(seed, int(e), n) for e in epochs]
 
 
+def probe_pairs(module, pairs, n):
+    import jax
+
+    with jax.debug_key_reuse(True):  # as in probe_permutations: the same compiled programs
+        return [module.epoch_permutation(int(s), int(e), n) for s, e in pairs]
+
+
 def probe_shuffle(module, seed, epoch, x, y):
     import jax
     import jax.numpy as jnp
@@ -70,18 +77,29 @@ def test_epochs_and_seeds_differ(learner, seed, rng):
             if np.array_equal(perms[i], perms[j]):
                 fail(f"epoch_permutation({seed}, {i}, {n}) and epoch {j} gave the same order: "
                      "each epoch needs its own key (fold in the epoch number).")
-    other = np.asarray(learner.probe(probe_permutations, seed + 1, [0], n)[0])
-    if np.array_equal(perms[0], other):
+    # (seed, epoch) pairs that collide when seed and epoch are mixed into one number:
+    # seed + epoch, seed * K + epoch (K = 10, 100, 1000), seed + 1000 * epoch.
+    pairs = [(seed + 1, 0), (seed, 10), (seed + 10, 0), (seed, 100), (seed, 1000), (seed + 1000, 0)]
+    got = dict(zip(pairs, (np.asarray(p) for p in learner.probe(probe_pairs, pairs, n))))
+    got.update({(seed, i): p for i, p in enumerate(perms)})
+    if np.array_equal(perms[0], got[(seed + 1, 0)]):
         fail(f"epoch_permutation gave the same order for seeds {seed} and {seed + 1}: build the key from the seed.")
-    if np.array_equal(perms[1], other):
-        fail(f"epoch_permutation({seed}, 1, {n}) equals epoch_permutation({seed + 1}, 0, {n}): seed and epoch "
-             "were mixed into one number. Make the seed's key, then fold the epoch into it.")
+    collisions = [((seed, 1), (seed + 1, 0)), ((seed, 10), (seed + 10, 0)), ((seed, 10), (seed + 1, 0)),
+                  ((seed, 100), (seed + 1, 0)), ((seed, 1000), (seed + 1, 0)), ((seed, 1), (seed + 1000, 0))]
+    for a, b in collisions:
+        if np.array_equal(got[a], got[b]):
+            fail(f"epoch_permutation({a[0]}, {a[1]}, {n}) equals epoch_permutation({b[0]}, {b[1]}, {n}): seed and "
+                 "epoch were mixed into one number (such as seed + epoch or seed * 1000 + epoch), so different "
+                 "(seed, epoch) pairs share a key. Make the seed's key, then fold the epoch into it.")
 
 
 def test_shuffle_epoch_keeps_pairs(learner, seed, rng):
-    n, f = int(rng.integers(10, 40)), int(rng.integers(2, 6))
+    # y holds n distinct values: y reordered any other way than x cannot match by chance (0/1
+    # labels could: y[argsort(p)] equalled y[p] about once in a thousand runs). With n >= 30 a
+    # permutation that is its own inverse, which would hide that mistake, is out of reach too.
+    n, f = int(rng.integers(30, 60)), int(rng.integers(2, 6))
     x = rng.standard_normal((n, f)).astype(np.float32)
-    y = rng.integers(0, 2, size=n).astype(np.float32)
+    y = rng.permutation(n).astype(np.float32)
     epoch = int(rng.integers(0, 20))
     got = learner.probe(probe_shuffle, seed, epoch, x, y)
     call = f"shuffle_epoch({seed}, {epoch}, x of shape {x.shape}, y of shape {y.shape})"
