@@ -26,17 +26,24 @@ def probe_dropout(module, seed, x, rate):
 
     x = jax.numpy.asarray(x)
     with jax.debug_key_reuse(True):
-        out = jax.jit(module.dropout)(jax.random.key(seed), x, rate)
+        # `rate` is a Python float: static, so that a Python `if` on it works under jit.
+        out = jax.jit(module.dropout, static_argnums=2)(jax.random.key(seed), x, rate)
         mask = module.dropout_mask(jax.random.key(seed), x.shape, rate)
     return {"out": out, "mask": mask}
 
 
-def probe_layers(module, seeds, xs, rate):
+def probe_layers(module, seeds, xs, rate, key_data=()):
     import jax
 
-    layers = jax.jit(module.dropout_layers)
+    layers = jax.jit(module.dropout_layers, static_argnums=2)
     with jax.debug_key_reuse(True):
-        return [layers(jax.random.key(s), jax.numpy.asarray(xs), rate) for s in seeds]
+        outs = [layers(jax.random.key(s), jax.numpy.asarray(xs), rate) for s in seeds]
+    if not key_data:
+        return outs
+    # dropout_mask on keys the check derived itself (given as their key data), one layer's shape.
+    shape = tuple(xs.shape[1:])
+    masks = [module.dropout_mask(jax.random.wrap_key_data(jax.numpy.asarray(d)), shape, rate) for d in key_data]
+    return {"outs": outs, "masks": masks}
 
 
 def test_mask_shape_determinism_and_rate(learner, reference, seed, rng):
@@ -87,7 +94,9 @@ def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
     xs = np.ones((layers, int(rng.integers(40, 60)), 8), np.float32)
     rate = float(np.round(rng.uniform(0.3, 0.6), 3))
     seeds = [seed % 2**31, (seed + 7919) % 2**31]
-    got, got_other = (np.asarray(v) for v in learner.probe(probe_layers, seeds, xs, rate))
+    chains = _split_chains(seeds[0], 4)
+    result = learner.probe(probe_layers, seeds, xs, rate, [d for chain in chains for d in chain])
+    got, got_other = (np.asarray(v) for v in result["outs"])
     want = np.asarray(reference.probe(probe_layers, seeds[:1], xs, rate)[0])
     call = f"jax.jit(dropout_layers)(key, xs of shape {xs.shape}, {rate})"
     if got.shape != want.shape:
@@ -107,7 +116,48 @@ def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
             fail(f"{call}: layer {same[0]} got the same mask for the keys jax.random.key({seeds[0]}) and "
                  f"jax.random.key({seeds[1]}): derive every layer's key from the `key` argument "
                  "(jax.random.split(key, n) or jax.random.fold_in(key, i)), not from a fixed key.")
+    _reuse_after_split(call, seeds[0], masks, chains, [np.asarray(m) for m in result["masks"]])
     for i in range(layers):
         kept = float(masks[i].mean())
         if abs(kept - (1 - rate)) > 0.12:
             fail(f"{call}: layer {i} kept {kept:.2f} of its entries, expected about {1 - rate:.2f}.")
+
+
+def _split_chains(seed, length):
+    """Key data of key, split(key)[j], split(split(key)[j])[j], ... for j = 0 and j = 1
+    (jax.random.key(seed)), computed here: the keys a loop `key, _ = split(key)` (or
+    `_, key = split(key)`) walks through."""
+    import jax
+
+    chains = []
+    for j in (0, 1):
+        key, chain = jax.random.key(seed), []
+        for _ in range(length):
+            chain.append(np.asarray(jax.random.key_data(key)))
+            key = jax.random.split(key)[j]
+        chains.append(chain)
+    return chains
+
+
+def _reuse_after_split(call, seed, masks, chains, chain_masks):
+    """Layers whose masks come from three keys in a row of one chain: the middle key was
+    drawn from and split for the next layer, so it was consumed twice (the reuse
+    jax_debug_key_reuse reports). Two in a row are not enough: fold_in(key, i) is
+    split(key, n)[i], and a draw from `key` plus fold_in(key, 1) reuses nothing."""
+    per_chain = len(chain_masks) // 2
+    for j in (0, 1):
+        found = {}  # step t of the chain -> the layer whose mask is dropout_mask(chain[t])
+        for t in range(per_chain):
+            m = chain_masks[j * per_chain + t]
+            if m.shape != masks.shape[1:]:
+                return
+            layer = next((i for i in range(len(masks)) if np.array_equal(masks[i], m)), None)
+            if layer is not None:
+                found[t] = layer
+        for t in sorted(found):
+            if t + 1 in found and t + 2 in found:
+                fail(f"{call} with key = jax.random.key({seed}): layers {found[t]}, {found[t + 1]} and "
+                     f"{found[t + 2]} got the masks of a key, of jax.random.split(that key)[{j}], and of "
+                     f"jax.random.split(that one)[{j}]: each key was used for a mask and then split again for the "
+                     "next layer (a reused key, which jax_debug_key_reuse reports). Split first and use only the "
+                     "new keys: keys = jax.random.split(key, len(xs)), one per layer.")
