@@ -33,7 +33,8 @@ What the checks do: build a `DataLoader(TitanicDataset(...), batch_size=...,
 shuffle=True, generator=torch.Generator().manual_seed(seed),
 collate_fn=numpy_collate)` on random data of varied sizes and compare its
 batches with the reference's (types, shapes, dtypes, values); call
-`numpy_batches` and check that it is a seeded, complete, aligned shuffle.
+`numpy_batches` and check that it is a seeded, complete, aligned shuffle
+that leaves its input arrays and NumPy's global random state as they were.
 """
 
 from __future__ import annotations

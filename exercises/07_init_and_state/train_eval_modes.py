@@ -45,7 +45,9 @@ Write both in Flax NNX:
 
 What the checks do: build `Classifier`s with sizes and seeds drawn at check time;
 compare parameters across seeds; call the model twice in training mode
-(outputs must differ, unless `dropout_rate=0.0`); check one step of running-mean
+(outputs must differ, unless `dropout_rate=0.0`); set the last layer's weights
+and read from training-mode outputs which hidden units were dropped and how
+the kept ones were scaled; check one step of running-mean
 update against the batch mean; call `predict` on a batch and on its first rows,
 and compare with the model evaluated in evaluation mode; then check that the
 model still trains.

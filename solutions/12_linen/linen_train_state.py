@@ -20,8 +20,9 @@ Dense(1)). Write two functions.
      `state.apply_gradients(grads=grads)` and the loss (before the update).
 
 What the checks do: create your state for a random input size, run your step
-from parameters the check provides and compare the new parameters and the loss
-with the reference; run a few dozen steps and require the loss to fall; and
+from parameters the check provides (one hidden unit never active, so its
+weights must not move) and compare the new parameters and the loss with the
+reference; run a few dozen steps and require the loss to fall; and
 check that the step is compiled (traced once, then reused).
 """
 
