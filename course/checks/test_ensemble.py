@@ -5,6 +5,11 @@ The learner's process returns evidence only: the ensemble's parameters as arrays
 its predictions on a batch chosen here, and the dropped copies of an array chosen
 here. Everything is judged here: the predictions are recomputed from the returned
 parameters with NumPy, and the masks are read off the returned copies.
+
+The program ensemble_predict lowers to under jax.jit is run here too
+(`run_lowered`), on members' parameters and a batch drawn here that the
+learner's process never saw, so the program whose matrix products are counted
+is one that computes the predictions.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ import numpy as np
 import pytest
 
 from course.checks.conftest import RUN_PLUGIN
-from course.engine.checking import assert_equal, fail, side_by_side
-from course.engine.programs import ProgramError, parse
+from course.engine.checking import assert_close, assert_equal, fail, side_by_side
+from course.engine.evidence import run_lowered
+from course.engine.programs import ProgramError, matrix_products, parse
 
 TIMEOUT = 60
 # Shapes come from small fixed sets so that compiled programs are reused between runs.
@@ -41,16 +47,39 @@ def probe_ensemble(module, n, d_in, hidden, seed, x):
         return {"error": f"make_ensemble returned {type(ens).__name__}, expected the MLP object (an nnx.Module)"}
     first = params(ens)
 
+    def names(tree):
+        # Each leaf's path ("0/l1/kernel"), as jax.jit flattens the arguments.
+        out = []
+        for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]:
+            parts = []
+            for k in path:
+                if isinstance(k, jax.tree_util.DictKey):
+                    parts.append(str(k.key))
+                elif isinstance(k, jax.tree_util.SequenceKey):
+                    parts.append(str(k.idx))
+                elif isinstance(k, jax.tree_util.GetAttrKey) and k.name != "value":
+                    parts.append(k.name)
+                elif isinstance(k, jax.tree_util.FlattenedIndexKey):
+                    parts.append(str(k.key))
+            out.append("/".join(parts))
+        return out
+
     def lowered(ensemble):
         graphdef, state = nnx.split(ensemble)
-        return jax.jit(lambda s, v: module.ensemble_predict(nnx.merge(graphdef, s), v)).lower(state, jnp.asarray(x))
+        return jax.jit(lambda s, v: module.ensemble_predict(nnx.merge(graphdef, s), v),
+                       keep_unused=True).lower(state, jnp.asarray(x))
 
     # The predictions come from the very program whose size is judged; a one-member
     # ensemble (shapes only) gives the program to compare it with.
     program = lowered(ens)
     pred = program.compile()(nnx.state(ens), jnp.asarray(x))
     single = lowered(nnx.eval_shape(lambda: module.make_ensemble(1, d_in, hidden, seed)))
+    state = nnx.state(ens)
+    leaves = jax.tree.leaves(state)
     return {
+        "in_names": names((state, x)),
+        "in_values": [jax.random.key_data(v) if jnp.issubdtype(v.dtype, jax.dtypes.prng_key) else v
+                      for v in leaves] + [x],
         "params": first,
         "pred": pred,
         "programs": [program.as_text(), single.as_text()],
@@ -148,13 +177,53 @@ def test_predictions_follow_from_the_parameters(ensemble_run):
              "kernel[i] and bias[i] of every layer, on the same x.")
 
 
-def test_members_are_computed_at_once(ensemble_run):
+def _numpy_predict(p, x):
+    x = np.asarray(x, np.float64)
+    p = {k: np.asarray(v, np.float64) for k, v in p.items()}
+    hidden_act = np.maximum(np.einsum("bd,mdh->mbh", x, p["l1.kernel"]) + p["l1.bias"][:, None, :], 0.0)
+    return np.einsum("mbh,mho->mbo", hidden_act, p["l2.kernel"]) + p["l2.bias"][:, None, :]
+
+
+def test_the_program_predicts_from_the_parameters(ensemble_run):
+    """ensemble_predict's program, run here on members and a batch the learner's process never saw."""
     n, d_in, hidden, x, got, _, call, seed = ensemble_run
+    rng = np.random.default_rng([seed, 1])
+    fresh_params = {
+        "l1.kernel": rng.standard_normal((n, d_in, hidden)) / np.sqrt(d_in),
+        "l1.bias": 0.3 * rng.standard_normal((n, hidden)),
+        "l2.kernel": rng.standard_normal((n, hidden, 1)) / np.sqrt(hidden),
+        "l2.bias": 0.3 * rng.standard_normal((n, 1)),
+    }
+    fresh_params = {k: v.astype(np.float32) for k, v in fresh_params.items()}
+    x = rng.standard_normal(x.shape).astype(np.float32)
+    fresh = {**{"0/" + k.replace(".", "/"): v for k, v in fresh_params.items()}, "1": x}
+    what = f"ensemble_predict(ensemble, x {x.shape}) with ensemble = {call}, as the program it lowers to under jax.jit"
+    names, values, texts = got.get("in_names"), got.get("in_values"), got.get("programs")
+    if (not isinstance(names, list) or not isinstance(values, list) or len(names) != len(values)
+            or not set(fresh) <= set(names) or not isinstance(texts, list) or not texts):
+        fail(f"{what} takes the inputs {names}, not the ensemble's state and x.")
+    outs = run_lowered(texts[0], [fresh.get(name, value) for name, value in zip(names, values)], what=what)
+    assert_close(outs[0] if len(outs) == 1 else outs, _numpy_predict(fresh_params, x).astype(np.float32),
+                 what=f"{what}, run by the check on members' parameters and an x it drew (member i must use "
+                      "kernel[i] and bias[i] of every layer, on the same x)", rtol=1e-4, atol=1e-5)
+
+
+def test_members_are_computed_at_once(ensemble_run):
+    n, d_in, hidden, x, got, want, call, seed = ensemble_run
     texts = got.get("programs")
     try:
         full, single = parse(texts[0]), parse(texts[1])
+        # The program run above: as many matrix products as the reference's program for the same
+        # call (vmap's count does not depend on the number of members), with room for other
+        # vectorised routes, but not for a second member's forward pass.
+        products, allowed = matrix_products(full.text)[0], 2 * matrix_products(want["programs"][0])[0] - 1
     except (ProgramError, TypeError, IndexError) as e:
         fail(f"ensemble_predict under jax.jit could not be read as a compiled program: {e}.")
+    if products > allowed:
+        fail(f"ensemble_predict(ensemble, x {x.shape}) compiles, for {n} members, to {products} matrix products "
+             f"(dot_general), where computing all members at once needs at most {allowed}: the members are run "
+             "one by one in a Python loop. Map the model over its member axis with nnx.vmap (in_axes=(0, None)), "
+             "so that all members are computed at once.")
     if full.count("dot_general") > single.count("dot_general") or full.size > single.size * 1.5 + 10:
         fail(f"ensemble_predict(ensemble, x {x.shape}) compiles, for {n} members, to {full.size} operations and "
              f"{full.count('dot_general')} matrix products, for 1 member to {single.size} and "
@@ -218,6 +287,29 @@ def test_each_copy_has_its_own_mask(dropout_run):
     if abs(int(kept.sum()) - expected) > spread:
         fail(f"{call} kept {int(kept.sum())} of {total} elements; about {expected:.0f} expected with "
              f"rate={rate} (each element kept with probability 1 - rate).")
+
+
+def test_each_element_is_dropped_on_its_own(dropout_run):
+    x, n, rate, got, call, seed = dropout_run
+    kept = _masks(got["copies"], x, n, rate, call)
+    # A mask drawn once per row, or once per feature and shared by every row (nnx.Dropout with
+    # broadcast_dims), is constant along an axis in EVERY copy. With independent elements that has
+    # probability at most 6.2e-12 for either axis at these sizes and rates ((p^5 + q^5)^6 per copy
+    # of a (5, 6) x, 3 copies, rate 0.25), so a correct solution is never taken for one.
+    rows, features = x.shape
+    per_feature = [np.array_equal(k, np.broadcast_to(k[:1], k.shape)) for k in kept]  # every row the same
+    per_row = [np.array_equal(k, np.broadcast_to(k[:, :1], k.shape)) for k in kept]  # each row all kept or not
+    advice = ("Dropout decides each element on its own: use nnx.Dropout(rate) without broadcast_dims (or "
+              "jax.random.bernoulli with the full shape of x).")
+    if all(per_feature) and all(per_row):
+        fail(f"{call}: within each copy, all of x is kept or dropped as a whole (every element of a copy has the "
+             f"same keep/drop decision). {advice}")
+    if all(per_feature):
+        fail(f"{call}: within each copy, every row of x has the same mask (one keep/drop decision per feature, "
+             f"shared by all {rows} rows). {advice}")
+    if all(per_row):
+        fail(f"{call}: within each copy, each row of x is kept or dropped as a whole (one keep/drop decision per "
+             f"row, shared by its {features} features). {advice}")
 
 
 def test_dropout_copies_follow_the_seed(dropout_run):

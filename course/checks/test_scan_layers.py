@@ -6,6 +6,13 @@ learner's process, compiled and called in one go, and the StableHLO text comes
 back with its output (`course.engine.programs`). The program judged is then the
 one that computed the output, and it computes it from stacked parameters drawn
 here, put in place of the initialised ones.
+
+The text is only evidence once this process has run it: the program for 2
+layers is run here (`run_lowered`, in a short-lived process of its own since it
+holds a loop) on stacked parameters and an input drawn here, that the learner's
+process never saw, and must give NumPy's result; the structural judgments (a
+loop, the matrix products inside it, no more of them than the reference's
+program) are made on that same text.
 """
 
 from __future__ import annotations
@@ -14,8 +21,9 @@ import numpy as np
 import pytest
 
 from course.checks.conftest import RUN_PLUGIN
-from course.engine.programs import ProgramError, parse
+from course.engine.programs import ProgramError, matrix_products, parse
 from course.engine.checking import assert_close, fail
+from course.engine.evidence import run_lowered
 
 TIMEOUT = 120
 # (width, batch) from a small fixed set and depths 2 and 6, so that the programs
@@ -30,6 +38,23 @@ def probe_stacks(module, cases, seed):
     import jax.numpy as jnp
     import numpy as np
     from flax import nnx
+
+    def names(tree):
+        # Each leaf's path ("0/layers/kernel"), as jax.jit flattens the arguments.
+        out = []
+        for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]:
+            parts = []
+            for k in path:
+                if isinstance(k, jax.tree_util.DictKey):
+                    parts.append(str(k.key))
+                elif isinstance(k, jax.tree_util.SequenceKey):
+                    parts.append(str(k.idx))
+                elif isinstance(k, jax.tree_util.GetAttrKey) and k.name != "value":
+                    parts.append(k.name)
+                elif isinstance(k, jax.tree_util.FlattenedIndexKey):
+                    parts.append(str(k.key))
+            out.append("/".join(parts))
+        return out
 
     results = []
     for n_layers, x, kernel, bias in cases:
@@ -46,9 +71,13 @@ def probe_stacks(module, cases, seed):
         layers.kernel[...] = jnp.asarray(kernel)
         layers.bias[...] = jnp.asarray(bias)
         graphdef, state = nnx.split(model)
-        lowered = jax.jit(lambda s, v: nnx.merge(graphdef, s)(v)).lower(state, jnp.asarray(x))
+        lowered = jax.jit(lambda s, v: nnx.merge(graphdef, s)(v), keep_unused=True).lower(state, jnp.asarray(x))
         out = lowered.compile()(state, jnp.asarray(x))
-        results.append({"init_kernel": init_kernel, "out": out, "program": lowered.as_text()})
+        leaves = [v.value if isinstance(v, nnx.Variable) else v for v in jax.tree.leaves(state)]
+        results.append({"init_kernel": init_kernel, "out": out, "program": lowered.as_text(),
+                        "in_names": names((state, x)),
+                        "in_values": [jax.random.key_data(v) if jnp.issubdtype(v.dtype, jax.dtypes.prng_key)
+                                      else v for v in leaves] + [x]})
     return {"results": results}
 
 
@@ -63,20 +92,40 @@ def _cases(rng):
     return cases
 
 
+def probe_program(module, n_layers, width, batch):
+    """StackedMLP lowered for these shapes (the reference's: its count of matrix products)."""
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    graphdef, state = nnx.split(nnx.eval_shape(lambda: module.StackedMLP(n_layers, width, rngs=nnx.Rngs(0))))
+    x = jax.ShapeDtypeStruct((batch, width), jnp.float32)
+    return jax.jit(lambda s, v: nnx.merge(graphdef, s)(v)).lower(state, x).as_text()
+
+
+# The reference's program for (n_layers, width, batch): it depends on the shapes only.
+_REFERENCE_PROGRAMS: dict = {}
+
+
 @pytest.fixture(scope="module")
-def stack(learner, request):
+def stack(learner, reference, request):
     """The learner's StackedMLP evidence, gathered once per check run (each run is its own
-    pytest session): the checks below judge different parts of it."""
+    pytest session): the checks below judge different parts of it. The reference's program
+    for the first call gives the count of matrix products a scan needs."""
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
     cases = _cases(np.random.default_rng(seed))
     got = learner.probe(probe_stacks, cases, seed)
     if "error" in got:
         fail(got["error"] + ".")
-    return cases, got["results"]
+    n, x = cases[0][0], cases[0][1]
+    key = (n, x.shape[1], x.shape[0])
+    if key not in _REFERENCE_PROGRAMS:
+        _REFERENCE_PROGRAMS[key] = reference.probe(probe_program, *key)
+    return cases, got["results"], _REFERENCE_PROGRAMS[key], seed
 
 
 def test_layers_start_out_different(stack):
-    cases, got = stack
+    cases, got, _, _ = stack
     for (n_layers, x, _, _), g in zip(cases, got):
         kernel = np.asarray(g["init_kernel"])
         if all(np.array_equal(kernel[0], k) for k in kernel[1:]):
@@ -87,7 +136,7 @@ def test_layers_start_out_different(stack):
 
 
 def test_output_applies_every_layer_in_order(stack):
-    cases, got = stack
+    cases, got, _, _ = stack
     for (n_layers, x, kernel, bias), g in zip(cases, got):
         h = x.astype(np.float64)
         for i in range(n_layers):
@@ -100,8 +149,38 @@ def test_output_applies_every_layer_in_order(stack):
         )
 
 
+def _numpy_stack(x, kernel, bias):
+    h = x.astype(np.float64)
+    for i in range(len(kernel)):
+        h = np.tanh(h @ kernel[i].astype(np.float64) + bias[i])
+    return h.astype(np.float32)
+
+
+def test_the_program_applies_the_layers(stack):
+    """The program for 2 layers, run here on stacked parameters and an input the learner's process never saw."""
+    cases, got, _, seed = stack
+    (n, x, kernel, bias), g = cases[0], got[0]
+    rng = np.random.default_rng([seed, 1])
+    kernel = (rng.standard_normal(kernel.shape) / np.sqrt(x.shape[1])).astype(np.float32)
+    bias = (0.3 * rng.standard_normal(bias.shape)).astype(np.float32)
+    x = rng.standard_normal(x.shape).astype(np.float32)
+    what = f"StackedMLP({n}, {x.shape[1]})(x {x.shape}) as the program it lowers to under jax.jit"
+    fresh = {"0/layers/kernel": kernel, "0/layers/bias": bias, "1": x}
+    names, values = g.get("in_names"), g.get("in_values")
+    if (not isinstance(names, list) or not isinstance(values, list) or len(names) != len(values)
+            or not set(fresh) <= set(names)):
+        fail(f"{what} takes the inputs {names}, not the model's state and x.")
+    outs = run_lowered(g.get("program"), [fresh.get(name, value) for name, value in zip(names, values)], what=what)
+    assert_close(
+        outs[0] if len(outs) == 1 else outs, _numpy_stack(x, kernel, bias),
+        what=f"{what}, run by the check on stacked parameters and an x it drew, against tanh(x @ kernel[i] + "
+             "bias[i]) for each layer in order",
+        rtol=1e-4, atol=1e-5,
+    )
+
+
 def test_compiled_program_does_not_grow_with_depth(stack):
-    cases, got = stack
+    cases, got, want, _ = stack
     programs = []
     for (n, x, _, _), g in zip(cases, got):
         width = x.shape[1]
@@ -114,9 +193,24 @@ def test_compiled_program_does_not_grow_with_depth(stack):
                  f"without the stacked kernel ({n}, {width}, {width}).")
         programs.append(program)
     shallow, deep = programs
+    width = cases[0][1].shape[1]
+    # Judged on the program for 2 layers, the one the check runs (above): the reference's program
+    # for the same call runs one matrix product per layer, inside the scan's loop. An unrolled loop
+    # has one per layer outside it (or inside a loop that runs once): 2 or more.
+    try:
+        products, in_loops = matrix_products(shallow.text)
+        ref_products, ref_in_loops = matrix_products(want)
+    except ProgramError as e:
+        fail(f"StackedMLP with {DEPTHS[0]} layers could not be read as a compiled program: {e}.")
+    allowed = 2 * ref_products - 1
+    if products - in_loops > ref_products - ref_in_loops or products > allowed:
+        fail(f"StackedMLP({DEPTHS[0]}, {width}) compiles to {products} matrix products (dot_general), "
+             f"{products - in_loops} of them outside any loop; a scan over the stacked layers needs "
+             f"{ref_products}, inside its loop: the layers are applied in an unrolled Python loop. Use nnx.scan "
+             "(or jax.lax.scan) over the stacked layers, so that one layer is compiled once.")
     if deep.size > shallow.size * 1.25 or deep.count("dot_general") > shallow.count("dot_general"):
         fail(f"StackedMLP with {DEPTHS[1]} layers compiles to {deep.size} operations and {deep.count('dot_general')} "
              f"matrix products, with {DEPTHS[0]} layers to {shallow.size} and {shallow.count('dot_general')}: the "
              "layers are applied in an unrolled Python loop. Use nnx.scan (or jax.lax.scan) over the stacked layers.")
-    if deep.loops < 1:
+    if deep.loops < 1 or shallow.loops < 1:
         fail("StackedMLP's compiled program has no loop: apply the stacked layers with nnx.scan.")

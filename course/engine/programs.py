@@ -190,6 +190,50 @@ def _walk(operation, counts: Counter) -> Counter:
     return counts
 
 
+def matrix_products(text: object) -> tuple[int, int]:
+    """(all, in_loops): the matrix products (`dot_general`, `dot`) a verified program runs, and
+    how many of them sit in a while loop's body. A private function is counted once per call,
+    so a jitted helper called in a Python loop counts as many products as it is called.
+    Read through MLIR, not from the text; a ProgramError when the program cannot be read."""
+    if not isinstance(text, str):
+        raise ProgramError(f"expected the lowered program as text, got {type(text).__name__}")
+    from jax._src.lib.mlir import ir
+
+    context, module = _verified_module(text)
+    with context:
+        funcs = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in module.body.operations
+                 if op.operation.name == "func.func"}
+        memo: dict = {}
+
+        def walk(operation, in_loop, stack):
+            total = inside = 0
+            for index, region in enumerate(operation.regions):
+                body = in_loop or (operation.name == "stablehlo.while" and index == 1)
+                for block in region.blocks:
+                    for op in block.operations:
+                        name = op.operation.name
+                        if name in ("stablehlo.dot_general", "stablehlo.dot"):
+                            total, inside = total + 1, inside + body
+                        elif name == "func.call":
+                            t, i = function(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, stack)
+                            total, inside = total + t, inside + (t if body else i)
+                        t, i = walk(op.operation, body, stack)
+                        total, inside = total + t, inside + i
+            return total, inside
+
+        def function(name, stack):
+            if name not in memo:
+                if name in stack or name not in funcs:
+                    raise ProgramError(f"it calls @{name}, which it does not define (or which calls itself)")
+                memo[name] = walk(funcs[name].operation, False, stack | {name})
+            return memo[name]
+
+        try:
+            return function("main", frozenset())
+        except RecursionError:
+            raise ProgramError("its operations are nested too deeply to be read") from None
+
+
 def _read_verified(text: str, program: Program) -> None:
     """Fill `program` from the verified module: ops, meshes, `@main`'s signature and shardings."""
     from jax._src.lib.mlir import ir
