@@ -131,7 +131,11 @@ def test_a_loop_runs_apart_and_one_that_never_ends_is_a_program_error(monkeypatc
     w = np.random.default_rng(1).standard_normal((4, 2)).astype(np.float32)
     (out,) = run(_lower(_scanned, (6, 3, 4), (4, 2)), xs, w)  # a correct scan or fori_loop is not refused
     np.testing.assert_allclose(out, np.tanh(xs @ w).sum(), rtol=1e-5)
-    endless = jax.jit(lambda x: jax.lax.while_loop(lambda c: c[0] >= 0, lambda c: (c[0] + 1, c[1] * 1.5), (0, x))[1]
+    # A float32 counter stops growing at 2**24 (c + 1 == c there) and never turns negative: the
+    # loop never ends. An int32 counter wraps after 2**31 steps, which an idle CPU runs in
+    # under 5 s: that loop ended, and the test failed, whenever the machine was not busy.
+    endless = jax.jit(lambda x: jax.lax.while_loop(lambda c: c[0] >= 0, lambda c: (c[0] + 1.0, c[1] * 1.5),
+                                                   (jnp.float32(0), x))[1]
                       ).lower(jax.ShapeDtypeStruct((3,), jnp.float32)).as_text()
     monkeypatch.setattr("course.engine.programs.LOOP_SECONDS", 5.0)
     # Run here, it would hang the checking process; run apart, it is ended.
