@@ -24,6 +24,30 @@ SHARDED = """module @jit__lambda attributes {mhlo.num_partitions = 4 : i32, mhlo
 }
 """
 
+# The same mesh, per-device code: jax.jit(jax.shard_map(lambda x, w: ((x * 2) @ w,
+# jax.lax.psum(x.sum(0), "data")), in_specs=(P("data"), P()), out_specs=(P("data"), P()))).
+MANUAL = """module @jit_local attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["data"=4]> {stablehlo.mesh = {axes = [{name = "data", size = 4 : i64}]}}
+  func.func public @main(%arg0: tensor<8x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}, %arg1: tensor<3x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> (tensor<8x2xf32> {jax.result_info = "result[0]", sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}, tensor<3xf32> {jax.result_info = "result[1]", sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+    %0:2 = sdy.manual_computation(%arg0, %arg1) in_shardings=[<@mesh, [{"data"}, {}]>, <@mesh, [{}, {}]>] out_shardings=[<@mesh, [{"data"}, {}]>, <@mesh, [{}]>] manual_axes={"data"} (%arg2: tensor<2x3xf32>, %arg3: tensor<3x2xf32>) {
+      %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32>
+      %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+      %2 = stablehlo.multiply %arg2, %1 : tensor<2x3xf32>
+      %3 = stablehlo.dot_general %2, %arg3, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+      %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+      %4 = stablehlo.reduce(%arg2 init: %cst_0) applies stablehlo.add across dimensions = [0] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3xf32>
+      %5 = "stablehlo.all_reduce"(%4) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
+      ^bb0(%arg4: tensor<f32>, %arg5: tensor<f32>):
+        %6 = stablehlo.add %arg4, %arg5 : tensor<f32>
+        stablehlo.return %6 : tensor<f32>
+      }) : (tensor<3xf32>) -> tensor<3xf32>
+      sdy.return %3, %5 : tensor<2x2xf32>, tensor<3xf32>
+    } : (tensor<8x3xf32>, tensor<3x2xf32>) -> (tensor<8x2xf32>, tensor<3xf32>)
+    return %0#0, %0#1 : tensor<8x2xf32>, tensor<3xf32>
+  }
+}
+"""
+
 
 def _lower(fn, *shapes):
     return jax.jit(fn).lower(*(jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes)).as_text()
@@ -215,3 +239,30 @@ def test_a_mesh_program_runs_here_as_its_global_computation():
                              "    %2 = stablehlo.dot_general %p,")
     with pytest.raises(ProgramError, match="not run here: sdy.propagation_barrier"):
         run(manual, x, w, global_view=True)
+
+
+def test_per_device_code_runs_on_as_many_devices_as_its_mesh_collectives_included():
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((8, 3)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
+    rows, sums = run(MANUAL, x, w, global_view=True)
+    np.testing.assert_allclose(rows, (x * 2) @ w, rtol=1e-5)
+    np.testing.assert_allclose(sums, x.sum(0), rtol=1e-5)  # the all_reduce over the 4 devices
+    # Each operand's layout on entering the per-device code is listed with the constraints.
+    assert [(c.shape, c.sharding) for c in parse(MANUAL).constraints] == [((8, 3), (("data",), ())), ((3, 2), ((), ()))]
+    with pytest.raises(ProgramError, match="inputs are"):
+        run(MANUAL, x[:4], w, global_view=True)
+    with pytest.raises(ProgramError, match="not run here"):
+        run(MANUAL, x, w)  # without global_view, a mesh program is not run
+
+
+@pytest.mark.parametrize("edit, error", [
+    (("%cst = stablehlo.constant dense<2.000000e+00> : tensor<f32>",
+      '%cst = stablehlo.custom_call @cb() {has_side_effect = true} : () -> tensor<f32>'),
+     "not run here: stablehlo.custom_call"),
+    (('"data"=4]>', '"data"=16]>'), "verify|partitioned|devices"),
+])
+def test_per_device_code_is_refused_with_foreign_calls_or_a_mesh_it_does_not_fill(edit, error):
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((8, 3)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
+    with pytest.raises(ProgramError, match=error):
+        run(MANUAL.replace(*edit), x, w, global_view=True)

@@ -12,7 +12,9 @@ learner's process says about its arrays (`addressable_shards`, `.sharding`,
   (JAX writes each module it compiles to a folder, `jax_dump_ir_to`) declare
   how the batch enters the model; the one that computes the model is run here,
   without its annotations, on a batch the learner's process never saw, and
-  must give the MLP's outputs.
+  must give the MLP's outputs. A forward pass written with shard_map is
+  per-device code: it is run here on 4 CPU devices, and its operands must
+  enter it split by rows, with nothing moved between devices.
 The annotations are read by MLIR here (`course.engine.programs`). A text is
 the learner's process's to forge, but a verified module that declares the
 batch split by rows over a 4-device "data" mesh and computes the model on
@@ -35,6 +37,8 @@ CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
 # them are reused from one check to the next; the values are drawn fresh.
 SIZES = [(8, 3, 16), (16, 5, 8)]
 MESH = {"data": 4}
+COLLECTIVES = {f"stablehlo.{name}" for name in
+               "all_gather all_reduce all_to_all collective_permute collective_broadcast reduce_scatter".split()}
 
 
 def probe_shard(module, x, hidden, seed):
@@ -181,6 +185,12 @@ def _require_split_input(program: Program, shape, call: str) -> None:
             fail(f"{call}: the compiled model lays a {c.shape} value of the batch out as {c.sharding} before the "
                  "model is done with it: every device would compute on all the rows. Run the model on the "
                  "sharded batch as it is.")
+    # Per-device code (shard_map) names its communication: a forward pass on split rows needs none.
+    moved = sorted(op.split(".", 1)[1] for op in program.ops if op in COLLECTIVES)
+    if moved:
+        fail(f"{call}: the compiled model moves values between the devices ({', '.join(moved)}): it gathers "
+             "rows another device holds, so devices compute on rows that are not theirs. Each device needs "
+             "only its own rows: run the model on the sharded batch as it is.")
 
 
 def _require_the_model(program: Program, params: dict, x: np.ndarray, call: str) -> None:

@@ -96,8 +96,9 @@ class Program:
     results: list[Value] = field(default_factory=list)
     meshes: dict[str, dict[str, int]] = field(default_factory=dict)
     num_partitions: int = 1
-    # Every `sdy.sharding_constraint` and `sdy.reshard` in the module, in order: the shape
-    # of the value it lays out and the layout (read by MLIR; empty without `verify`).
+    # Every `sdy.sharding_constraint` and `sdy.reshard` in the module, and every operand of
+    # an `sdy.manual_computation` (shard_map), in order: the shape of the value laid out
+    # and the layout (read by MLIR; empty without `verify`).
     constraints: list[Value] = field(default_factory=list)
 
     def mesh_of(self, value: Value) -> dict[str, int] | None:
@@ -324,6 +325,15 @@ def _collect_constraints(operation, out: list[Value]) -> None:
                     shape, dtype = _tensor(op.results[0].type)
                     spec, mesh = _layout(op.attributes["sharding"])
                     out.append(Value(shape, dtype, spec, str(op.attributes["sharding"]), mesh))
+                elif op.operation.name == "sdy.manual_computation" and "in_shardings" in op.attributes:
+                    # shard_map: each operand enters the per-device code laid out as its in_sharding says.
+                    from jax._src.lib.mlir.dialects import sdy
+
+                    layouts = sdy.TensorShardingPerValueAttr(op.attributes["in_shardings"]).shardings
+                    for operand, attr in zip(op.operands, layouts):
+                        shape, dtype = _tensor(operand.type)
+                        spec, mesh = _layout(attr)
+                        out.append(Value(shape, dtype, spec, str(attr), mesh))
                 _collect_constraints(op.operation, out)
 
 
@@ -376,12 +386,16 @@ def run(text: object, *args, global_view: bool = False) -> list:
     say where each piece would live, which changes no value. They are dropped
     (`single_device`) and the same computation runs here on one device. Read the
     shardings from `parse` before: running proves what the program computes,
-    the annotations where. Per-device code (`sdy.manual_computation`, from
-    shard_map) and collectives are still refused.
+    the annotations where. A program with per-device code (`sdy.manual_computation`,
+    from shard_map, and the collectives in it) has no single-device form: it is
+    compiled for its mesh and run in a process of its own with that many CPU
+    devices (`_execute_partitioned`).
     """
     if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
         raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
                            f"{MAX_RUN_CHARS} are run on the trusted side")
+    if global_view and isinstance(text, str) and "sdy.manual_computation" in text:
+        return _execute_partitioned(_partitioned(text), args)
     if global_view:
         text = single_device(text)
     program = _runnable(text)
@@ -401,6 +415,62 @@ def _runnable(text: object) -> "Program":
 def _execute(program: "Program", args: tuple, *, apart: bool = False) -> list:
     import numpy as np
 
+    arrays = _checked_inputs(program, args)
+    if apart:
+        return _execute_apart(program.text, arrays)
+    import jax
+
+    executable, device = _compiled(program.text)
+    outs = executable.execute_sharded([jax.device_put(a, device) for a in arrays])
+    return [np.asarray(r[0]) for r in outs.disassemble_into_single_device_arrays()]
+
+
+# What per-device code may add to _RUNNABLE: shard_map's region and the collectives
+# between devices, all of which XLA's CPU backend runs among forced host devices.
+_PER_DEVICE = frozenset({"sdy.mesh", "sdy.manual_computation", "sdy.return", "sdy.sharding_constraint",
+                         "sdy.reshard"}) | {f"stablehlo.{name}" for name in (
+                             "all_reduce all_gather reduce_scatter all_to_all collective_permute "
+                             "collective_broadcast partition_id replica_id").split()}
+MAX_PARTITIONS = 8
+
+
+def _partitioned(text: str) -> "Program":
+    """The checks of `_runnable` for a program with per-device code, on its one mesh."""
+    program = parse(text)
+    refused = sorted(op for op in program.ops if op not in _RUNNABLE and op not in _LOOPS
+                     and op not in _PER_DEVICE)
+    if refused:
+        raise ProgramError(f"the lowered program uses operations that are not run here: {', '.join(refused[:5])}")
+    if len(program.meshes) != 1:
+        raise ProgramError(f"the lowered program declares {len(program.meshes)} meshes; only programs "
+                           "over one mesh are run on the trusted side")
+    devices = math.prod(next(iter(program.meshes.values())).values())
+    if not 1 <= devices <= MAX_PARTITIONS or program.num_partitions != devices:
+        raise ProgramError(f"the lowered program is partitioned {program.num_partitions} ways over a mesh of "
+                           f"{devices} devices; only meshes of up to {MAX_PARTITIONS} devices, all used, "
+                           "are run here")
+    return program
+
+
+def _execute_partitioned(program: "Program", args: tuple, seconds: float | None = None) -> list:
+    """Run a program for a mesh of N devices in a process of its own with N CPU devices.
+
+    The process is the trusted one of `_execute_apart` (this module, no learner
+    code) with XLA told to make N host devices: the program is compiled for
+    them as jax.jit would compile it, its inputs placed as the compiled program
+    asks, and its outputs gathered whole."""
+    import os
+
+    devices = program.num_partitions
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if "device_count" not in f]
+    env = {"XLA_FLAGS": " ".join([*flags, f"--xla_force_host_platform_device_count={devices}"]),
+           "JAXLINGS_PARTITIONS": str(devices)}
+    return _execute_apart(program.text, _checked_inputs(program, args), seconds, env=env)
+
+
+def _checked_inputs(program: "Program", args: tuple) -> list:
+    import numpy as np
+
     for spec in _TENSOR.findall(program.text):
         shape = _value(f"tensor<{spec}>").shape
         if math.prod(shape) > MAX_TENSOR_ELEMENTS:
@@ -410,13 +480,42 @@ def _execute(program: "Program", args: tuple, *, apart: bool = False) -> list:
     got = [(tuple(a.shape), str(a.dtype)) for a in arrays]
     if want != got:
         raise ProgramError(f"its inputs are {_show(want)}, but the check calls it with {_show(got)}")
-    if apart:
-        return _execute_apart(program.text, arrays)
-    import jax
+    return arrays
 
-    executable, device = _compiled(program.text)
-    outs = executable.execute_sharded([jax.device_put(a, device) for a in arrays])
-    return [np.asarray(r[0]) for r in outs.disassemble_into_single_device_arrays()]
+
+def _run_on_mesh(text: str, arrays: list, devices: int) -> list:
+    """In the process of `_execute_partitioned`: compile for `devices` CPU devices and run."""
+    import jax
+    import numpy as np
+    from jax._src import compiler, xla_bridge
+    from jax._src.interpreters import mlir
+    from jax._src.lib import xla_client as xc
+    from jax._src.sharding_impls import GSPMDSharding
+
+    backend = xla_bridge.get_backend("cpu")
+    if len(backend.devices()) < devices:
+        raise ProgramError(f"the check could not make {devices} CPU devices to run it on")
+    chosen = xc.DeviceList(tuple(backend.devices()[:devices]))
+    context, module = _verified_module(text)
+    try:
+        with context:
+            bytecode = mlir.module_to_bytecode(module)
+        # The calls jax.jit makes for a program over a mesh (pinned with JAX, as in `_compiled`).
+        options = compiler.get_compile_options(
+            num_replicas=1, num_partitions=devices,
+            device_assignment=np.array(backend.devices()[:devices]).reshape(1, devices))
+        options.executable_build_options.use_shardy_partitioner = True
+        executable = backend.compile_and_load(bytecode, chosen, options)
+        placed = [jax.device_put(a, GSPMDSharding(chosen, s))
+                  for a, s in zip(arrays, executable.get_parameter_shardings())]
+        outs = executable.execute_sharded(placed).disassemble_into_single_device_arrays()
+    except Exception as e:  # noqa: BLE001 - XLA raises its own types
+        detail = str(e).strip().splitlines()
+        raise ProgramError(f"XLA cannot run it on {devices} devices: "
+                           f"{detail[0][:200] if detail else type(e).__name__}") from None
+    results = parse(text).results
+    return [np.asarray(jax.make_array_from_single_device_arrays(r.shape, GSPMDSharding(chosen, s), shards))
+            for r, s, shards in zip(results, executable.get_output_shardings(), outs)]
 
 
 # Where a value lives, never what it is: what `single_device` drops.
@@ -518,7 +617,7 @@ def _compiled(text: str):
     return executable, device
 
 
-def _execute_apart(text: str, arrays: list, seconds: float | None = None) -> list:
+def _execute_apart(text: str, arrays: list, seconds: float | None = None, env: dict | None = None) -> list:
     """Run a program with a loop in a process of its own, ended after `seconds`.
 
     That process is trusted (this module, no learner code) and short-lived: it
@@ -539,7 +638,7 @@ def _execute_apart(text: str, arrays: list, seconds: float | None = None) -> lis
     payload = len(program).to_bytes(8, "big") + program + body.getvalue()
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = f"import sys; sys.path.insert(0, {root!r}); from course.engine.programs import _serve_apart; _serve_apart()"
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAXLINGS_PARTITIONS": "0", **(env or {})}
     try:
         done = subprocess.run([sys.executable, "-I", "-c", code], input=payload, capture_output=True,
                               timeout=seconds, env=env, check=False)
@@ -556,6 +655,7 @@ def _execute_apart(text: str, arrays: list, seconds: float | None = None) -> lis
 def _serve_apart() -> None:
     """The process of `_execute_apart`: stdin -> program, inputs; stdout <- outputs."""
     import io
+    import os
     import sys
 
     import numpy as np
@@ -566,7 +666,11 @@ def _serve_apart() -> None:
     with np.load(io.BytesIO(data[8 + n:])) as inputs:
         arrays = [inputs[f"arr_{i}"] for i in range(len(inputs.files))]
     try:
-        outs = _execute(_runnable(text), arrays)
+        partitions = int(os.environ.get("JAXLINGS_PARTITIONS", "0") or 0)
+        if partitions:
+            outs = _run_on_mesh(_partitioned(text).text, arrays, partitions)
+        else:
+            outs = _execute(_runnable(text), arrays)
     except ProgramError as e:
         print(str(e), file=sys.stderr)
         raise SystemExit(3) from None

@@ -1,0 +1,34 @@
+"""Near miss: forward_sharded as jax.shard_map that takes its rows, then gathers every row (all_gather) and runs the model on all of them on every device."""
+
+MESSAGE = r"gathers"
+
+import jax
+import numpy as np
+from flax import nnx
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def data_mesh() -> Mesh:
+    return jax.make_mesh((len(jax.devices()),), ("data",))
+
+
+def shard_batch(x: np.ndarray, mesh: Mesh) -> jax.Array:
+    return jax.device_put(x, NamedSharding(mesh, P("data")))
+
+
+@nnx.jit
+def _forward(model: nnx.Module, x: jax.Array) -> jax.Array:
+    graphdef, state = nnx.split(model)
+
+    def local(state, rows):
+        every = jax.lax.all_gather(rows, "data", tiled=True)
+        return nnx.merge(graphdef, state)(every)
+
+    return jax.shard_map(local, in_specs=(P(), P("data")), out_specs=P(), check_vma=False)(state, x)
+
+
+def forward_sharded(model: nnx.Module, x: np.ndarray, mesh: Mesh) -> np.ndarray:
+    xs = shard_batch(x, mesh)
+    with jax.set_mesh(mesh):
+        out = _forward(model, xs)
+    return np.asarray(out)
