@@ -452,7 +452,7 @@ def _partitioned(text: str) -> "Program":
     return program
 
 
-def _execute_partitioned(program: "Program", args: tuple, seconds: float | None = None) -> list:
+def _execute_partitioned(program: "Program", args: tuple) -> list:
     """Run a program for a mesh of N devices in a process of its own with N CPU devices.
 
     The process is the trusted one of `_execute_apart` (this module, no learner
@@ -465,7 +465,7 @@ def _execute_partitioned(program: "Program", args: tuple, seconds: float | None 
     flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if "device_count" not in f]
     env = {"XLA_FLAGS": " ".join([*flags, f"--xla_force_host_platform_device_count={devices}"]),
            "JAXLINGS_PARTITIONS": str(devices)}
-    return _execute_apart(program.text, _checked_inputs(program, args), seconds, env=env)
+    return _execute_apart(program.text, _checked_inputs(program, args), env=env)
 
 
 def _checked_inputs(program: "Program", args: tuple) -> list:
@@ -483,8 +483,9 @@ def _checked_inputs(program: "Program", args: tuple) -> list:
     return arrays
 
 
-def _run_on_mesh(text: str, arrays: list, devices: int) -> list:
-    """In the process of `_execute_partitioned`: compile for `devices` CPU devices and run."""
+def _run_on_mesh(program: "Program", arrays: list, devices: int) -> list:
+    """In the process of `_execute_partitioned`: compile `program` (read by `_partitioned`)
+    for `devices` CPU devices and run it."""
     import jax
     import numpy as np
     from jax._src import compiler, xla_bridge
@@ -496,7 +497,7 @@ def _run_on_mesh(text: str, arrays: list, devices: int) -> list:
     if len(backend.devices()) < devices:
         raise ProgramError(f"the check could not make {devices} CPU devices to run it on")
     chosen = xc.DeviceList(tuple(backend.devices()[:devices]))
-    context, module = _verified_module(text)
+    context, module = _verified_module(program.text)
     try:
         with context:
             bytecode = mlir.module_to_bytecode(module)
@@ -513,9 +514,8 @@ def _run_on_mesh(text: str, arrays: list, devices: int) -> list:
         detail = str(e).strip().splitlines()
         raise ProgramError(f"XLA cannot run it on {devices} devices: "
                            f"{detail[0][:200] if detail else type(e).__name__}") from None
-    results = parse(text).results
     return [np.asarray(jax.make_array_from_single_device_arrays(r.shape, GSPMDSharding(chosen, s), shards))
-            for r, s, shards in zip(results, executable.get_output_shardings(), outs)]
+            for r, s, shards in zip(program.results, executable.get_output_shardings(), outs)]
 
 
 # Where a value lives, never what it is: what `single_device` drops.
@@ -668,7 +668,7 @@ def _serve_apart() -> None:
     try:
         partitions = int(os.environ.get("JAXLINGS_PARTITIONS", "0") or 0)
         if partitions:
-            outs = _run_on_mesh(_partitioned(text).text, arrays, partitions)
+            outs = _run_on_mesh(_partitioned(text), arrays, partitions)
         else:
             outs = _execute(_runnable(text), arrays)
     except ProgramError as e:
