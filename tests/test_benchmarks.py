@@ -27,6 +27,8 @@ CASES = {
          "ratio lab / independent", "of an independent fused loop"],
     ),
     "isolation_cost.py": (["--runs", "1", "--cold-runs", "1"], ["process: start", "mlp_nnx        warm check", "fx_scale       warm check"]),
+    "precision_defaults.py": (["--size", "128"], ["max rel. error vs float64", "JAX vs PyTorch at defaults",
+                                                  "torch.backends.cudnn.allow_tf32"]),
     "grade_class.py": (["--submissions", "2", "--exercises", "functional_ops"],
                        ["grader's own cost per submission", "speed-up with 2 jobs", "peak memory: worker",
                         "shard+merge overhead"]),
