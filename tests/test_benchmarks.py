@@ -17,8 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CASES = {
     "check_latency.py": (["--rounds", "1", "--exercises", "functional_ops,jit_branch", "--cli-sample", "1"],
-                         ["warm check -> verdict: median", "target: every exercise <= 3 s",
-                          "one-off `jaxlings check`: median", "one-off/warm"]),
+                         ["load average at the start", "warm check -> verdict: median", "target: median <= 1.0 s",
+                          "target: p90 <= 2.0 s", "target: every exercise <= 3 s",
+                          "one-off `jaxlings check`: median", "one-off/warm", "target: median <= 2.5 s",
+                          "target: idle footprint <= 400 MB", "load average at the end"]),
+    "idle_footprint.py": (["--exercise", "fx_scale", "--course", "tests/fixtures/course", "--warm-window", "5"],
+                          ["warm, for JAXLINGS_SERVER_WARM s", "idle footprint (5 s after the check here)",
+                           "target: idle footprint <= 400 MB RSS: PASS", "target: ends with its workspace: PASS"]),
     "tui_startup.py": (["--runs", "1"], ["first frame / 1 s target", "heavy modules imported before the first frame"]),
     "train_variants.py": (
         ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "2", "--fused-rounds", "1",

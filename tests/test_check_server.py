@@ -9,6 +9,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,105 @@ def test_without_a_server_the_check_runs_here_and_says_so(workspace, tmp_path):
     result = _check({**env, "JAXLINGS_WORKSPACE": str(blocked)}, blocked, WRONG)
     assert result.returncode == 1 and '"cause": "wrong_result"' in result.stdout, result.stdout + result.stderr
     assert "check server is unavailable" in result.stderr and "checking in this process" in result.stderr
+
+
+# -- nothing outlives its workspace ---------------------------------------------------
+
+
+def _tree(root: int) -> list[int]:
+    """`root` and every process below it, from the parent ids in /proc."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                stat_line = Path(f"/proc/{name}/stat").read_bytes()
+            except OSError:
+                continue
+            ppid = int(stat_line[stat_line.rfind(b")") + 2:].split()[1])
+            children.setdefault(ppid, []).append(int(name))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, ()))
+    return tree
+
+
+def _alive(pids: list[int]) -> list[int]:
+    left = []
+    for pid in pids:
+        try:
+            stat_line = Path(f"/proc/{pid}/stat").read_bytes()
+        except OSError:
+            continue
+        if stat_line[stat_line.rfind(b")") + 2:][:1] != b"Z":  # a zombie has ended; its parent reaps it
+            left.append(pid)
+    return left
+
+
+def _wait_until(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def _own_workspace(tmp_path, **extra_env):
+    root = tmp_path / "course"
+    shutil.copytree(FIXTURE, root)
+    ws = tmp_path / "ws"
+    (ws / "exercises" / "01_basics").mkdir(parents=True)
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(root), "JAXLINGS_WORKSPACE": str(ws),
+           "JAXLINGS_SERVER": "1", "JAXLINGS_SERVER_IDLE": "300", "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           **extra_env}
+    env.pop("JAXLINGS_PROGRESS", None)
+    return ws, env
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+@pytest.mark.parametrize("how", ["workspace deleted", "state folder replaced"])
+def test_a_server_and_its_warm_children_end_when_their_workspace_goes(tmp_path, how):
+    ws, env = _own_workspace(tmp_path)
+    first = _check(env, ws, CORRECT)
+    assert first.returncode == 0 and "unavailable" not in first.stderr, first.stdout + first.stderr
+    pid = _ping(ws)["pid"]
+    tree = _tree(pid)
+    assert len(tree) > 1, "a warm server keeps a learner child ready"
+    try:
+        if how == "workspace deleted":
+            shutil.rmtree(ws)
+        else:
+            shutil.rmtree(ws / ".jaxlings")
+            (ws / ".jaxlings").mkdir()
+        assert _wait_until(lambda: not _alive(tree), 60), f"still running: {_alive(tree)} of {tree}"
+    finally:
+        for left in _alive(tree):
+            os.kill(left, 9)
+    if how == "state folder replaced":  # the next check starts a server of its own
+        again = _check(env, ws, CORRECT)
+        assert again.returncode == 0 and "unavailable" not in again.stderr, again.stdout + again.stderr
+        assert _ping(ws)["pid"] != pid
+        server.stop(ws / ".jaxlings")
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the process's maps from /proc")
+def test_an_unused_server_cools_without_jax_or_children_and_warms_again(tmp_path):
+    ws, env = _own_workspace(tmp_path, JAXLINGS_SERVER_WARM="2")
+    first = _check(env, ws, CORRECT)
+    assert first.returncode == 0 and "unavailable" not in first.stderr, first.stdout + first.stderr
+    pid = _ping(ws)["pid"]
+    try:
+        assert _wait_until(lambda: not _ping(ws)["warm"], 120)
+        assert _ping(ws)["pid"] == pid  # the same server, on the same socket
+        assert _wait_until(lambda: _tree(pid) == [pid], 30), "its warm children ended"
+        maps = Path(f"/proc/{pid}/maps").read_text()
+        assert "jaxlib" not in maps and "xla_extension" not in maps, "a cool server has not loaded JAX"
+
+        second = _check(env, ws, WRONG)
+        assert second.returncode == 1 and '"cause": "wrong_result"' in second.stdout, second.stdout + second.stderr
+        assert "unavailable" not in second.stderr
+        assert _ping(ws)["pid"] == pid
+    finally:
+        server.stop(ws / ".jaxlings")

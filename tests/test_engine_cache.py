@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import textwrap
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from course.catalog import load_catalog
-from course.engine import runner
+from course.engine import caches, runner
 from course.engine.runner import CheckSession, workspace_compile_cache
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
@@ -181,3 +183,91 @@ def test_a_check_with_its_own_environment_gets_warm_children_the_next_time(tmp_p
         assert all(pool.wait_ready(120) for pool in ready.values())
         second = session.run(exercise, learner_file=learner)
         assert second.passed, second.message
+
+
+# -- bounds and leftovers ---------------------------------------------------------------
+
+
+def _entry(path: Path, size: int, age_s: float) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    when = time.time() - age_s
+    os.utime(path, (when, when))
+    return path
+
+
+def test_the_trim_bounds_subfolders_too_oldest_first_and_follows_no_link(tmp_path):
+    cache = tmp_path / "cache"
+    outside = _entry(tmp_path / "outside" / "keep.bin", 5000, 9000)
+    old_deep = _entry(cache / "a" / "b" / "old.bin", 4000, 5000)
+    old_top = _entry(cache / "older.bin", 4000, 4000)
+    new_deep = _entry(cache / "a" / "new.bin", 4000, 10)
+    newest = _entry(cache / "newest.bin", 4000, 1)
+    (cache / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
+
+    caches.trim(cache, max_bytes=9000)
+
+    assert not old_deep.exists() and not old_top.exists()
+    assert new_deep.exists() and newest.exists()
+    assert not (cache / "a" / "b").exists()  # emptied, so gone
+    assert outside.exists() and outside.stat().st_size == 5000  # the link was not followed
+    total = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file() and not p.is_symlink())
+    assert total <= 9000
+
+
+def test_the_trusted_cache_is_trimmed_with_its_subfolders_when_a_session_starts(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.setattr(caches, "CACHE_MAX_BYTES", 10_000)
+    monkeypatch.setattr(caches.trim, "__defaults__", (10_000,))
+    cache = workspace_compile_cache(tmp_path / "ws" / ".jaxlings")
+    old = _entry(cache.trusted / "sub" / "old.bin", 8000, 1000)
+    new = _entry(cache.trusted / "new.bin", 8000, 1)
+    assert caches.usable_cache(cache, isolated=True).trusted == cache.trusted
+    assert new.exists() and not old.exists()
+
+
+def test_the_learner_caches_of_deleted_workspaces_are_removed_and_nothing_else(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    kept_ws, gone_ws = tmp_path / "kept", tmp_path / "gone"
+    kept = workspace_compile_cache(kept_ws / ".jaxlings")
+    gone = workspace_compile_cache(gone_ws / ".jaxlings")
+    assert kept.learner.parent == tmp_path / "user-cache" / "jaxlings"
+    for cache in (kept, gone):
+        cache.trusted.parent.mkdir(parents=True)  # the workspace and its state folder
+        assert caches.usable_cache(cache, isolated=False) is not None
+        _entry(cache.learner / "sub" / "entry.bin", 100, 0)
+    root = kept.learner.parent
+    assert (root / (gone.learner.name + ".workspace")).read_text() == str((gone_ws / ".jaxlings").resolve())
+    # Things that are not our learner caches, or whose owner we cannot tell yet.
+    strangers = [root / "learner-xla-notours", root / "something-else", root / ("learner-xla-" + "0" * 16)]
+    for folder in strangers:
+        _entry(folder / "entry.bin", 10, 0)
+
+    shutil.rmtree(gone_ws / ".jaxlings")  # the workspace itself still exists: its cache stays
+    assert caches.sweep_orphans() == []
+    assert gone.learner.exists()
+
+    stale = root / ("learner-xla-" + "1" * 16)  # no marker: from before markers, untouched for weeks
+    _entry(stale / "entry.bin", 10, 0)
+    weeks_ago = time.time() - 30 * 24 * 3600
+    os.utime(stale, (weeks_ago, weeks_ago))
+
+    shutil.rmtree(gone_ws)
+    assert caches.usable_cache(kept, isolated=False) is not None  # a session elsewhere starts: it sweeps
+    assert not gone.learner.exists() and not (root / (gone.learner.name + ".workspace")).exists()
+    assert not stale.exists()
+    assert (kept.learner / "sub" / "entry.bin").exists()
+    assert all((folder / "entry.bin").exists() for folder in strangers)
+
+
+def test_a_learner_cache_whose_marker_names_another_folder_is_left_alone(tmp_path, monkeypatch):
+    """The learner's folder is writable from the learner's code; its marker lies beside it, and a
+    marker that does not match its folder's name decides nothing."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    cache = workspace_compile_cache(tmp_path / "ws" / ".jaxlings")
+    (tmp_path / "ws").mkdir()
+    assert caches.usable_cache(cache, isolated=False) is not None
+    marker = cache.learner.with_name(cache.learner.name + ".workspace")
+    marker.write_text(str(tmp_path / "never-existed" / ".jaxlings"))
+    assert caches.sweep_orphans() == []
+    assert cache.learner.exists()

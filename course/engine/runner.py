@@ -33,6 +33,9 @@ from course.catalog import Exercise, checks_dir
 from course.engine.checking import CheckFailure, LearnerFailure, has_seed_line, seed_line
 from course.engine.words import N_, _
 from course.engine.wire import from_wire, to_plain, to_wire
+from course.engine.caches import (CACHE_MAX_BYTES, CompileCache, cache_env as _cache_env,  # noqa: F401 - kept names
+                                  trim as _trim_cache, usable_cache as _usable_cache,
+                                  use_trusted_cache as _use_trusted_cache, workspace_compile_cache)
 from course.engine.isolation import Isolation, for_checks
 from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess, WarmPool, child_environment, encode_args
 
@@ -167,112 +170,6 @@ def time_budget(exercise: Exercise, check_path: Path | None = None) -> float:
     if exercise.timeout:
         return float(exercise.timeout)
     return check_settings(check_path or exercise.check_path()).timeout or DEFAULT_TIMEOUT
-
-
-# -- compiled programs kept between processes ----------------------------------
-
-
-@dataclass(frozen=True)
-class CompileCache:
-    """Folders where JAX keeps compiled programs between processes.
-
-    JAX treats its compilation cache as trusted: whoever can write an entry
-    decides what native code a later process runs. So the trusted side (this
-    process and the reference's own children) and the learner's children never
-    share one, and a session uses the trusted one only where learner children
-    cannot write it (`_usable_cache`). The learner's folder is read and written
-    only by learner processes; it lies outside the workspace, whose path the
-    learner's environment must not name.
-    """
-
-    trusted: Path | None
-    learner: Path | None
-
-    def learner_env(self) -> dict[str, str]:
-        return _cache_env(self.learner) if self.learner is not None else {}
-
-    def trusted_env(self) -> dict[str, str]:
-        return _cache_env(self.trusted) if self.trusted is not None else {}
-
-
-# JAX's own size limit re-reads every entry's access time on every write
-# (seconds per check with a few hundred small entries), so its cache runs
-# unbounded and a session trims it to this size when it starts.
-CACHE_MAX_BYTES = 512 * 1024 * 1024
-
-
-def _cache_env(folder: Path) -> dict[str, str]:
-    # Every program, however small or quick to compile: the checks' programs are small.
-    return {
-        "JAX_COMPILATION_CACHE_DIR": str(folder),
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
-        "JAX_COMPILATION_CACHE_MAX_SIZE": "-1",
-    }
-
-
-def _trim_cache(folder: Path, max_bytes: int = CACHE_MAX_BYTES) -> None:
-    """Delete the least recently written entries until the folder holds at most `max_bytes`."""
-    try:
-        entries = []
-        with os.scandir(folder) as it:
-            for entry in it:
-                if entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    entries.append((st.st_mtime, st.st_size, entry.path))
-    except OSError:
-        return
-    total = sum(size for _mtime, size, _path in entries)
-    for _mtime, size, path in sorted(entries):
-        if total <= max_bytes:
-            break
-        try:
-            os.unlink(path)
-            total -= size
-        except OSError:
-            pass
-
-
-def workspace_compile_cache(state_dir: Path | None = None) -> CompileCache:
-    """The caches of one learner's workspace (`.jaxlings/` by default).
-
-    Only for a learner's own checks: the grader, where submissions must not
-    reach one another, uses none.
-    """
-    import platformdirs
-
-    state = Path(state_dir) if state_dir is not None else paths.state_dir()
-    state = state.resolve()
-    digest = hashlib.sha256(str(state).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    learner = Path(platformdirs.user_cache_dir("jaxlings")) / f"learner-xla-{digest}"
-    return CompileCache(trusted=state / "xla-cache", learner=learner)
-
-
-def _private_folder(folder: Path) -> bool:
-    """Create `folder` readable only by this user; False when that is impossible."""
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = folder.stat()
-        if st.st_uid != os.getuid():
-            return False  # someone else's folder: its entries cannot be trusted
-        if st.st_mode & 0o077:
-            os.chmod(folder, 0o700)
-        return True
-    except OSError:
-        return False
-
-
-def _use_trusted_cache(folder: Path) -> None:
-    """Point this process's JAX at the trusted cache, unless the user chose one."""
-    import jax
-
-    current = jax.config.jax_compilation_cache_dir
-    if current is not None:
-        return  # already set: by an earlier session, or by the user (JAX_COMPILATION_CACHE_DIR)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-    jax.config.update("jax_compilation_cache_max_size", -1)
-    jax.config.update("jax_compilation_cache_dir", str(folder))
 
 
 # -- the two sides a check talks to ---------------------------------------------
@@ -1012,26 +909,6 @@ def _preload_env(path: Path) -> dict[str, str]:
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
     wanted = sorted({m for m in PRELOADABLE for n in names if n == m or n.startswith(m + ".")})
     return {"JAXLINGS_PRELOAD": ",".join(wanted)} if wanted else {}
-
-
-def _usable_cache(cache: CompileCache | None, isolated: bool) -> CompileCache | None:
-    """The caches this session may use.
-
-    The trusted cache only where learner children cannot write it (a sandbox
-    without the workspace): an entry is native code the trusted side would
-    run. The learner's cache always: a sandbox binds it in, writable, at a
-    path that names nothing of ours. Each folder must be private to this user.
-    """
-    if cache is None:
-        return None
-    trusted = cache.trusted if isolated and _private_folder(cache.trusted) else None
-    learner = cache.learner if cache.learner is not None and _private_folder(cache.learner) else None
-    if trusted is None and learner is None:
-        return None
-    for folder in (trusted, learner):
-        if folder is not None:
-            _trim_cache(folder)
-    return CompileCache(trusted, learner)
 
 
 def _memory_maps() -> int | None:

@@ -6,9 +6,14 @@ parent, as in `watch` and the app) that later `jaxlings check` commands of the
 same workspace hand their checks to, the way `dmypy` serves `mypy`:
 
 - started on demand by the first `check` (`check_exercise`), detached;
-- it ends itself after `IDLE_S` seconds without a request, and when a newer
+- it ends itself after `IDLE_S` seconds without a request, when a newer
   course, interpreter or environment asks (a fingerprint is compared on every
-  request);
+  request), and within about `WATCH_S` seconds of its workspace, state folder
+  or own folder being deleted or replaced; its warm children end with it;
+- it stays warm (JAX loaded, a learner child ready) for `WARM_S` seconds after
+  a request; then it cools: it ends its children and re-executes itself, on
+  the same socket, as a process that has not imported JAX (a few tens of MB
+  instead of several hundred), and warms again on the next request;
 - it is the user's own: its socket lies in a 0700 folder under the workspace's
   `.jaxlings/` (hidden from the sandboxed learner process), it answers only
   peers of the same user id, and only requests that carry the token from the
@@ -35,6 +40,7 @@ import hmac
 import json
 import secrets
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -43,6 +49,10 @@ from pathlib import Path
 from typing import Any
 
 IDLE_S = float(os.environ.get("JAXLINGS_SERVER_IDLE", "600"))
+# How long after a request the server keeps JAX and a warm learner child: the learner
+# checks again soon while working on an exercise, and a cool server pays a few seconds.
+WARM_S = float(os.environ.get("JAXLINGS_SERVER_WARM", "120"))
+WATCH_S = 1.0  # how often a waiting server looks whether its folders are still there
 START_TIMEOUT = 180.0  # Python and JAX on a busy machine
 BUSY_TIMEOUT = 900.0  # longer than any one check
 ENV_SWITCH = "JAXLINGS_SERVER"  # "0" turns the server off
@@ -51,7 +61,7 @@ MAX_FRAME = 64 * 1024 * 1024
 # Environment that changes what a check does or sees; other variables (terminal, shell) do not matter.
 _ENV_PREFIXES = ("JAXLINGS_", "JAX_", "XLA_", "TF_", "CUDA_", "PYTHON", "LD_", "OMP_", "MKL_")
 _ENV_NAMES = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "XDG_CACHE_HOME")
-_ENV_IGNORED = ("JAXLINGS_SEED", ENV_SWITCH, "JAXLINGS_SERVER_IDLE")
+_ENV_IGNORED = ("JAXLINGS_SEED", ENV_SWITCH, "JAXLINGS_SERVER_IDLE", "JAXLINGS_SERVER_WARM")
 
 
 class Unavailable(Exception):
@@ -145,98 +155,209 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
 
 
 class Server:
-    def __init__(self, state: Path, idle: float = IDLE_S) -> None:
-        self.folder = server_dir(state)
-        self.state = Path(state)
+    """One workspace's server. `listen_fd`, `lock_fd` and `idle_left` are handed over when a
+    cooling server re-executes itself (`_cool`): the socket and the lock stay the same."""
+
+    def __init__(self, state: Path, idle: float = IDLE_S, warm: float = WARM_S, *,
+                 listen_fd: int | None = None, lock_fd: int | None = None, idle_left: float | None = None) -> None:
+        self.env = dict(os.environ)  # as started: what a re-executed server gets again
+        self.state = Path(state).resolve()
+        self.folder = server_dir(self.state)
         self.idle = idle
+        self.warm = warm
         self.fingerprint = fingerprint()
         self.token = secrets.token_hex(32)
         self._stop = False
+        self._listen_fd = listen_fd
+        self._lock_fd = lock_fd
+        self._idle_left = idle if idle_left is None else min(idle, idle_left)
+        self._watched: dict[Path, tuple[int, int] | None] = {}
+        self.session: Any = None
 
+    # -- what it serves ---------------------------------------------------------
+    def _identities(self) -> dict[Path, tuple[int, int] | None]:
+        found: dict[Path, tuple[int, int] | None] = {}
+        for folder in (self.state.parent, self.state, self.folder):
+            try:
+                st = os.stat(folder)
+                found[folder] = (st.st_dev, st.st_ino)
+            except OSError:
+                found[folder] = None
+        return found
+
+    def gone(self) -> bool:
+        """Whether the workspace, its state folder or the server's folder was deleted or replaced."""
+        return self._identities() != self._watched
+
+    # -- life -------------------------------------------------------------------
     def serve(self) -> int:
-        _private_dir(self.folder)
-        lock = os.open(self.folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return 0  # another server owns this workspace
-        path = _socket_path(self.folder)
-        path.unlink(missing_ok=True)
+        if self._listen_fd is None:
+            _private_dir(self.folder)
+            lock = os.open(self.folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(lock)
+                return 0  # another server owns this workspace
+            path = _socket_path(self.folder)
+            path.unlink(missing_ok=True)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        else:
+            lock = self._lock_fd if self._lock_fd is not None else -1
+            sock = socket.socket(fileno=self._listen_fd)
+            path = _socket_path(self.folder)
         token_file = self.folder / "token"
+        cooled = False
+        try:
+            if self._listen_fd is None:
+                self._write_token(token_file)
+                sock.bind(str(path))
+                os.chmod(path, 0o600)
+                sock.listen(8)
+                # The client that started this server asks for a check at once: be warm for it.
+                self.session = self._open_session()
+            else:
+                self._read_token(token_file)
+            self._watched = self._identities()
+            if any(v is None for v in self._watched.values()):
+                return 0  # deleted while it started
+            signal.signal(signal.SIGTERM, self._terminate)
+            cooled = self._loop(sock) == "cool"
+        finally:
+            if self.session is not None:
+                self.session.close()  # its warm children end here, before this process changes or ends
+                self.session = None
+            if cooled:
+                self._cool(sock, lock)  # returns only if re-executing failed
+            sock.close()
+            if not self.gone():
+                path.unlink(missing_ok=True)
+                token_file.unlink(missing_ok=True)
+            if lock >= 0:
+                os.close(lock)
+        return 0
+
+    def _write_token(self, token_file: Path) -> None:
         tmp = self.folder / f"token.{os.getpid()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(self.token)
         os.replace(tmp, token_file)
 
+    def _read_token(self, token_file: Path) -> None:
+        """A re-executed server keeps the token its clients hold; a new one if it is unreadable."""
+        try:
+            token = token_file.read_text()
+        except OSError:
+            token = ""
+        if len(token) == 64 and all(c in "0123456789abcdef" for c in token):
+            self.token = token
+        else:
+            self._write_token(token_file)
+
+    def _terminate(self, _signum: int, _frame: Any) -> None:
+        self._stop = True  # seen within WATCH_S; the session then closes its children
+
+    def _open_session(self) -> Any:
         from course.engine.runner import CheckSession, workspace_compile_cache
 
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.bind(str(path))
-            os.chmod(path, 0o600)
-            sock.listen(8)
-            with CheckSession(compile_cache=workspace_compile_cache(self.state)) as session:
-                self._loop(sock, session)
-        finally:
-            sock.close()
-            path.unlink(missing_ok=True)
-            token_file.unlink(missing_ok=True)
-            os.close(lock)
-        return 0
+        return CheckSession(compile_cache=workspace_compile_cache(self.state))
 
-    def _loop(self, sock: socket.socket, session: Any) -> None:
-        last = time.monotonic()
+    def _cool(self, sock: socket.socket, lock: int) -> None:
+        """Start again as a process without JAX, on the same socket and lock (same pid)."""
+        left = max(0.0, self._idle_left)
+        argv = [sys.executable, "-I", str(Path(__file__).resolve()), "--state", str(self.state),
+                "--listen-fd", str(sock.fileno()), "--lock-fd", str(lock), "--idle-left", f"{left:.1f}"]
+        try:
+            os.set_inheritable(sock.fileno(), True)
+            os.set_inheritable(lock, True)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.execve(sys.executable, argv, self.env)
+        except OSError as e:
+            print(f"cannot start again without JAX ({e}); ending", file=sys.stderr)
+
+    def _loop(self, sock: socket.socket) -> str:
+        """Serve until idle, gone, stopped or (when warm and unused for `warm` seconds) due to cool."""
+        last = time.monotonic() - (self.idle - self._idle_left)
         while not self._stop:
-            left = self.idle - (time.monotonic() - last)
-            if left <= 0:
-                return
-            ready, _, _ = select.select([sock], [], [], left)
+            idle_for = time.monotonic() - last
+            self._idle_left = self.idle - idle_for
+            if self._idle_left <= 0:
+                return "idle"
+            if self.gone():
+                return "gone"
+            wait = min(self._idle_left, WATCH_S)
+            if self.session is not None:
+                if idle_for >= self.warm:
+                    return "cool"
+                wait = min(wait, self.warm - idle_for)
+            ready, _, _ = select.select([sock], [], [], max(wait, 0.0))
             if not ready:
                 continue
             conn, _ = sock.accept()
             with conn:
                 try:
-                    self._handle(conn, session)
+                    if self._handle(conn) == "check":
+                        last = time.monotonic()  # only a check counts as use: a ping keeps nothing warm
                 except (OSError, ValueError, ConnectionError, TimeoutError):
                     pass  # a client that went away or spoke nonsense: nothing to answer
-            last = time.monotonic()
+        return "stop"
 
-    def _handle(self, conn: socket.socket, session: Any) -> None:
+    def _handle(self, conn: socket.socket) -> str | None:
+        """Answer one request; the operation answered, None for a peer that gets no answer."""
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         _pid, uid, _gid = struct.unpack("3i", creds)
         if uid != os.getuid():
-            return
+            return None
         msg = _recv(conn, time.monotonic() + 10)
         if not isinstance(msg, dict) or not hmac.compare_digest(str(msg.get("token", "")), self.token):
-            return
+            return None
         op = msg.get("op")
         if op == "ping":
-            _send(conn, {"ok": True, "fingerprint": self.fingerprint, "pid": os.getpid()})
+            _send(conn, {"ok": True, "fingerprint": self.fingerprint, "pid": os.getpid(),
+                         "warm": self.session is not None})
         elif op == "stop":
             self._stop = True
             _send(conn, {"ok": True})
         elif op == "check":
-            _send(conn, self._check(session, msg))
+            _send(conn, self._check(msg))
+            _release_freed_memory()
         else:
             _send(conn, {"ok": False, "message": f"unknown operation {op!r}"})
+        return str(op)
 
-    def _check(self, session: Any, msg: dict) -> dict:
+    def _check(self, msg: dict) -> dict:
         from course.catalog import ManifestError, load_catalog
 
         if msg.get("fingerprint") != self.fingerprint:
             self._stop = True  # the client runs a newer course or another environment
             return {"ok": False, "stale": True, "message": "the server is out of date"}
         try:
+            if self.session is None:
+                self.session = self._open_session()
             exercise = load_catalog().exercise(str(msg["exercise"]))
             learner = msg.get("learner_file")
-            result = session.run(exercise, seed=int(msg["seed"]),
-                                 learner_file=str(learner) if learner is not None else None)
+            result = self.session.run(exercise, seed=int(msg["seed"]),
+                                      learner_file=str(learner) if learner is not None else None)
         except (ManifestError, KeyError, ValueError) as e:
             return {"ok": False, "message": f"{type(e).__name__}: {e}"}
         except Exception as e:  # noqa: BLE001 - the client falls back to a check of its own
             return {"ok": False, "message": f"the server failed: {type(e).__name__}: {e}"}
         return {"ok": True, "result": result.to_dict()}
+
+
+def _release_freed_memory() -> None:
+    """Hand the heap that a check freed back to the system (glibc keeps it otherwise)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        trim = getattr(libc, "malloc_trim", None)
+        if trim is not None:
+            trim(0)
+    except OSError:
+        pass
 
 
 # -- the client ----------------------------------------------------------------------
@@ -359,12 +480,18 @@ def stop(state: Path | None = None) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    state = Path(argv[argv.index("--state") + 1]) if "--state" in argv else None
+    def value(flag: str) -> str | None:
+        return argv[argv.index(flag) + 1] if flag in argv else None
+
+    state = Path(value("--state")) if value("--state") is not None else None
     if state is None:
         from course import paths
 
         state = paths.state_dir()
-    return Server(state).serve()
+    listen, lock, left = value("--listen-fd"), value("--lock-fd"), value("--idle-left")
+    return Server(state, listen_fd=int(listen) if listen is not None else None,
+                  lock_fd=int(lock) if lock is not None else None,
+                  idle_left=float(left) if left is not None else None).serve()
 
 
 if __name__ == "__main__":
