@@ -8,8 +8,14 @@ words after the language that say how the course treats them:
     ```python                JAX code shown on its own (run in the JAX namespace)
     ```python raises=Name    JAX code that must raise the exception class `Name`
                              (a pitfall shown with the error JAX prints)
+    ```python warns=Name     code that shows the warning class `Name` on purpose
     ```python norun          shown only, never run (pseudo-code, shell-dependent)
-    ```text / ```console     output or error text, never run
+    ```text / ```console     output or error text, never run; right after a
+                             runnable block, it quotes what that block printed
+                             (tests/lesson_output.py compares the two)
+
+A `# → value` comment on a line of code quotes what that line prints (text after
+` — ` explains it); the tests compare it with the real output too.
 
 A `torch` fence followed directly (blank lines allowed) by a `jax` fence is one
 side-by-side pair. `torch` may also be combined with `raises=` or `norun`.

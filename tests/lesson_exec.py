@@ -4,12 +4,18 @@ Used by tests/test_lessons.py in a fresh interpreter per lesson, so that one
 lesson's global settings (x64, key-reuse checking, forced devices) cannot leak
 into another's. Torch blocks run in order in one namespace, JAX/plain blocks in
 another, as documented in course/lessons.py.
+
+What each block prints is kept for the comparison with what the lesson quotes
+(tests/lesson_output.py): its stdout and its warnings ("Category: message"), in
+the order they came, in all and per line of the block that wrote them, and the
+text of the exception a `raises=` block raised.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import io
 import json
 import sys
 import traceback
@@ -48,24 +54,66 @@ def _preimport(blocks) -> None:
                 pass  # the block itself will report the failure
 
 
+class _BlockOutput(io.TextIOBase):
+    """Stands in for sys.stdout while one block runs: keeps what is written, and for
+    each piece the line of the block that wrote it (the innermost frame of the
+    block's code, so a print inside a function defined in the block counts for
+    the print's own line)."""
+
+    def __init__(self, where: str):
+        self.where = where
+        self.parts: list[str] = []
+        self.by_line: dict[int, list[str]] = {}
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename != self.where:
+            frame = frame.f_back
+        if frame is not None:
+            self.by_line.setdefault(frame.f_lineno, []).append(text)
+        return len(text)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
 def run(path: Path) -> list[dict]:
     lesson = load_lesson(path)
-    blocks = [b for b in lesson.code_blocks() if b.runs]
+    numbered = [(k, b) for k, b in enumerate(lesson.code_blocks()) if b.runs]
+    blocks = [b for _, b in numbered]
     _preimport(blocks)
     namespaces = {"torch": {"__name__": "__lesson__"}, "jax": {"__name__": "__lesson__"}}
     results = []
-    for block in blocks:
+    for index, block in numbered:
         where = f"{path.name}:{block.line}"
-        entry = {"where": where, "framework": block.framework, "ok": True, "error": ""}
-        with warnings.catch_warnings(record=True) as caught:
+        entry = {"where": where, "index": index, "framework": block.framework, "ok": True, "error": "",
+                 "exception": None}
+        out = _BlockOutput(where)
+        caught: list[warnings.WarningMessage] = []
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            caught.append(warnings.WarningMessage(message, category, filename, lineno))
+            out.write(f"{category.__name__}: {message}\n")
+
+        with warnings.catch_warnings():
             warnings.simplefilter("always")
+            warnings.showwarning = show  # restored when the block is done
+            real_stdout, sys.stdout = sys.stdout, out
             try:
                 code = compile(block.code, where, "exec", dont_inherit=True)  # no `annotations` future from this file
                 exec(code, namespaces[block.framework])
             except BaseException as exc:  # noqa: BLE001 - report everything, incl. SystemExit
                 names = {c.__name__ for c in type(exc).__mro__}
                 if block.raises and block.raises in names:
-                    pass
+                    entry["exception"] = {
+                        "name": type(exc).__name__,
+                        "qualname": f"{type(exc).__module__}.{type(exc).__qualname__}",
+                        "text": "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n"),
+                    }
                 else:
                     entry["ok"] = False
                     entry["error"] = "".join(
@@ -78,7 +126,16 @@ def run(path: Path) -> list[dict]:
                 if block.raises:
                     entry["ok"] = False
                     entry["error"] = f"expected {block.raises} to be raised, but the block ran without error"
-        bad = [w for w in caught if issubclass(w.category, FLAGGED)]
+            finally:
+                sys.stdout = real_stdout
+        entry["output"] = out.text()
+        entry["lines"] = {str(n): "".join(parts) for n, parts in out.by_line.items()}
+        # `warns=Name`: the block shows that warning on purpose (quoted after it).
+        warns = next((w.split("=", 1)[1] for w in block.words[1:] if w.lower().startswith("warns=")), None)
+        if warns and entry["ok"] and not any(w.category.__name__ == warns for w in caught):
+            entry["ok"] = False
+            entry["error"] = f"expected a {warns}, but the block gave none"
+        bad = [w for w in caught if issubclass(w.category, FLAGGED) and w.category.__name__ != warns]
         if bad and entry["ok"]:
             entry["ok"] = False
             entry["error"] = "; ".join(
