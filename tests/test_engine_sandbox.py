@@ -242,6 +242,47 @@ def test_a_detached_grandchild_ends_with_the_check(check):
             proc.kill()
 
 
+def test_host_devices_cannot_be_changed_and_no_user_namespace_can_be_made(check):
+    """The learner never owns the host's device nodes (as root, it used to be host root inside,
+    and `chmod /dev/null 0` broke every later child on the host), and no nested user namespace
+    gives it capabilities. The chmod asks for the mode /dev/null has: harmless were it allowed."""
+    result = check("""
+        import ctypes, os
+        def scale(x, alpha):
+            try:
+                os.chmod("/dev/null", os.stat("/dev/null").st_mode & 0o7777)
+                chmod = "chmod allowed"
+            except OSError as exc:
+                chmod = f"chmod refused ({exc.strerror})"
+            libc = ctypes.CDLL(None, use_errno=True)
+            nested = "nested allowed" if libc.unshare(0x10000000) == 0 else "nested refused"
+            owner = "owns host root's files" if os.stat("/usr").st_uid == os.getuid() else "not host root"
+            with open("/dev/null", "w") as null:
+                null.write("devices still work")
+            raise RuntimeError(f"{chmod}; {nested}; {owner}")
+    """)
+    _blocked(result, "RuntimeError")
+    for needle in ("chmod refused", "nested refused", "not host root"):
+        assert needle in result.message, result.message
+
+
+def test_a_learner_starting_threads_in_a_loop_hits_the_limit_and_the_next_check_runs(check):
+    result = check("""
+        import threading
+        def scale(x, alpha):
+            stop = threading.Event()
+            try:
+                for _ in range(100_000):
+                    threading.Thread(target=stop.wait, daemon=True).start()
+            finally:
+                stop.set()
+            return x * alpha
+    """)
+    _blocked(result, "more threads and processes than the")
+    after = check("import jax.numpy as jnp\ndef scale(x, alpha):\n    return jnp.asarray(x) * alpha + 1\n")
+    assert after.passed, after.message
+
+
 def test_network_is_off(check):
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))

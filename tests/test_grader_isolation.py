@@ -199,3 +199,61 @@ def test_a_tier_that_is_not_a_sandbox_needs_i_understand(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "--i-understand" in proc.stderr and "NOT sandboxed" in proc.stderr
     assert not (tmp_path / "out" / "submissions").exists()
+
+
+PRIVATE_DEV = """
+import os, stat, subprocess, sys
+# A private mount namespace (util-linux unshare --mount): this /dev is a tmpfs of fresh nodes,
+# so whatever a learner does to them, the host's /dev is never touched.
+subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "jaxlings-test-dev", "/dev"], check=True)
+for name, minor in (("null", 3), ("zero", 5), ("full", 7), ("random", 8), ("urandom", 9)):
+    os.mknod("/dev/" + name, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+    os.chmod("/dev/" + name, 0o666)
+os.mkdir("/dev/shm", 0o1777)
+os.chmod("/dev/shm", 0o1777)
+for _ in range(2):  # a second run: nothing of the first one's learners carries over
+    out = sys.argv[2] + str(_)
+    proc = subprocess.run([sys.executable, "-m", "course", "grade", sys.argv[1], "--out", out, "--isolation",
+                           "unshare", "--jobs", "1", "--exercises", "add", "--memory-mb", "2048", "--quiet"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(proc.stderr[-3000:])
+print(oct(os.stat("/dev/null").st_mode & 0o7777))
+"""
+
+TAMPERER = """
+import os
+def add(a, b):
+    try:
+        os.chmod("/dev/null", 0)
+    except OSError as exc:
+        raise RuntimeError(f"chmod refused ({exc.strerror})")
+    return a + b
+"""
+
+
+def test_a_learner_tampering_with_dev_as_root_leaves_the_next_learners_graded_normally(tmp_path):
+    """Graded by root, a learner used to own the host's /dev/null (bound writable, learner mapped
+    onto host uid 0): `chmod 0` gave every later learner 0, in that run and the next."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.skip("needs root and util-linux unshare/mount")
+    try:
+        choose("unshare", grading=True)
+    except IsolationError as exc:
+        pytest.skip(f"unshare is not available here: {exc}")
+    class_dir = tmp_path / "class"
+    for name, source in (("a_tamperer", TAMPERER), ("b_honest", (SOLUTIONS / "add.py").read_text())):
+        (class_dir / name / EX).mkdir(parents=True)
+        (class_dir / name / EX / "add.py").write_text(source)
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE)}
+    env.pop("JAXLINGS_SEED", None)
+    proc = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable, "-c", PRIVATE_DEV,
+                           str(class_dir), str(tmp_path / "out")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "0o666", proc.stdout  # the private /dev/null kept its mode
+    for run in ("out0", "out1"):
+        subs = {s["id"]: s for s in json.loads((tmp_path / run / "report.json").read_text())["submissions"]}
+        tamper = subs["a_tamperer"]["exercises"]["add"]
+        assert tamper["points"] == 0 and "chmod refused" in tamper["message"], tamper
+        assert subs["b_honest"]["total"] == subs["b_honest"]["max_total"], subs["b_honest"]
