@@ -165,12 +165,14 @@ def test_nothing_is_left_running_or_written(attacked):
     assert not os.path.exists(attacked["hog"])
 
 
-def test_a_module_planted_where_grading_starts_is_never_imported(tmp_path):
-    """Trusted processes start with no folder on sys.path that anyone else could write."""
+@pytest.mark.parametrize("flags", [["-P"], []], ids=["script-like", "python-m"])
+def test_a_module_planted_where_grading_starts_is_never_imported(tmp_path, flags):
+    """Trusted processes start with no folder on sys.path that anyone else could write,
+    `python -m course` (which puts the cwd first on sys.path) included."""
     planted = tmp_path / "cwd"
     planted.mkdir()
     touched = tmp_path / "imported"
-    for name in ("jax", "optax", "numpy", "pytest"):
+    for name in ("jax", "optax", "numpy", "pytest", "json", "psutil", "argparse", "gettext"):
         (planted / f"{name}.py").write_text(f"open({str(touched)!r}, 'a').write('{name}\\n')\n"
                                             "raise SystemExit('planted module imported')\n")
     class_dir = tmp_path / "class"
@@ -179,7 +181,7 @@ def test_a_module_planted_where_grading_starts_is_never_imported(tmp_path):
     env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE)}
     env.pop("JAXLINGS_SEED", None)
     # -P: like the installed `jaxlings` script, whose own folder is not the cwd.
-    proc = subprocess.run([sys.executable, "-P", "-m", "course", "grade", str(class_dir), "--out",
+    proc = subprocess.run([sys.executable, *flags, "-m", "course", "grade", str(class_dir), "--out",
                            str(tmp_path / "out"), "--exercises", "add", "--jobs", "1", "--quiet"],
                           cwd=planted, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
