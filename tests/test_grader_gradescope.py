@@ -114,3 +114,32 @@ def test_the_bundle_locks_solutions_and_checks_away_from_other_users(tmp_path):
         peek = subprocess.run(["setpriv", "--reuid=61999", "--regid=61999", "--clear-groups", "cat",
                                str(source / "solutions/01_basics/add.py")], capture_output=True, text=True)
         assert peek.returncode != 0 and "def add" not in peek.stdout
+
+
+def test_partial_scores_add_up_to_the_maximum_exactly():
+    """A platform sums the tests' scores as floats: ten checks of 0.1 point gave 0.9999999999999999."""
+    from fractions import Fraction
+
+    from course.grader.gradescope import results_json
+    from course.grader.results import finish
+
+    checks = [dict(name=f"test_{i}", outcome="passed", points=float(Fraction(1, 10)), max_points=float(Fraction(1, 10)),
+                   points_exact="1/10", message="", cause=None, duration=0.0) for i in range(10)]
+    thirds = [dict(name=f"test_third_{i}", outcome="passed", points=float(Fraction(7, 3)),
+                   max_points=float(Fraction(7, 3)), points_exact="7/3", message="", cause=None, duration=0.0)
+              for i in range(3)]
+    entries = {name: dict(exercise=name, passed=True, points=top, points_exact=str(int(top)), max_points=top,
+                          cause=None, message="", seed=1, duration=0.0, file=None, note=None, checks=c, output="")
+               for name, top, c in (("tenths", 1.0, checks), ("thirds", 7.0, thirds))}
+    sub = finish(dict(id="s", status="graded", exercises=entries, duration=0.0), {"tenths": 1.0, "thirds": 7.0})
+    doc = json.loads(results_json(sub, [], partial=True))
+    scores, tops = 0.0, 0.0
+    for test in doc["tests"]:
+        scores += test["score"]
+        tops += test["max_score"]
+    assert doc["max_score"] == 8.0 and tops == 8.0 and scores == doc["score"] == 8.0
+    tenths = 0.0
+    for test in doc["tests"][:10]:
+        tenths += test["max_score"]
+    assert tenths == 1.0  # each exercise's own tests too
+    assert all(abs(t["max_score"] - (0.1 if "third" not in t["name"] else 7 / 3)) < 1e-9 for t in doc["tests"])
