@@ -200,7 +200,7 @@ def test_a_tier_that_is_not_a_sandbox_needs_i_understand(tmp_path):
                           timeout=300)
     assert proc.returncode == 2, proc.stderr
     assert "--i-understand" in proc.stderr and "NOT sandboxed" in proc.stderr
-    assert not (tmp_path / "out" / "submissions").exists()
+    assert not (tmp_path / "out").exists()  # a refused run leaves no empty --out behind
 
 
 PRIVATE_DEV = """
