@@ -259,3 +259,31 @@ def test_a_learner_tampering_with_dev_as_root_leaves_the_next_learners_graded_no
         tamper = subs["a_tamperer"]["exercises"]["add"]
         assert tamper["points"] == 0 and "chmod refused" in tamper["message"], tamper
         assert subs["b_honest"]["total"] == subs["b_honest"]["max_total"], subs["b_honest"]
+
+
+def test_root_that_cannot_change_to_the_sandbox_uid_falls_back_without_a_traceback(tmp_path):
+    """Root in a user namespace that maps root alone (a rootless container) cannot chown to a
+    learner's uid: with --i-understand, grade and doctor --grading fall back to a tier that works
+    and name why the others were passed over."""
+    if shutil.which("unshare") is None:
+        pytest.skip("util-linux unshare is not installed")
+    class_dir = tmp_path / "class"
+    (class_dir / "one" / EX).mkdir(parents=True)
+    (class_dir / "one" / EX / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE), "TMPDIR": str(tmp_path)}
+    env.pop("JAXLINGS_SEED", None)
+    as_root = ["unshare", "--user", "--map-root-user", sys.executable, "-m", "course"]
+    probe = subprocess.run([*as_root[:3], "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a user namespace here: {probe.stderr.strip()[:200]}")
+    proc = subprocess.run([*as_root, "grade", str(class_dir), "--out", str(tmp_path / "out"), "--i-understand",
+                           "--exercises", "add", "--jobs", "1", "--quiet"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    run = json.loads((tmp_path / "out" / "report.json").read_text())["run"]
+    assert run["isolation"]["tier"] in ("unshare", "process"), run["isolation"]
+    assert any(p.startswith("uid:") for p in run["isolation"]["passed_over"]), run["isolation"]
+    doctor = subprocess.run([*as_root, "doctor", "--grading"], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert "Traceback" not in doctor.stdout + doctor.stderr, (doctor.stdout + doctor.stderr)[-3000:]
+    assert "Isolation:" in doctor.stdout

@@ -320,6 +320,14 @@ class Sandbox:
 
     def __init__(self, policy: "Isolation", *, slot: int = 0, copy: Path | None = None,
                  cache: Path | None = None) -> None:
+        self.folder = HostFolder(f"{policy.tier}-child")
+        try:
+            self._set_up(policy, slot, copy, cache)
+        except BaseException:
+            self.folder.remove()  # e.g. root that cannot chown to the slot's uid (a namespace mapping root alone)
+            raise
+
+    def _set_up(self, policy: "Isolation", slot: int, copy: Path | None, cache: Path | None) -> None:
         self.policy = policy
         self.tier = policy.tier
         self.slot = slot
@@ -328,8 +336,10 @@ class Sandbox:
         # trusted side; bound writable at INSIDE_CACHE, so nothing inside names where it lives.
         self.cache = cache
         if cache is not None and self.tier in SANDBOX_TIERS and os.geteuid() == 0:
-            os.chown(cache, SANDBOX_HOST_UID, SANDBOX_HOST_UID)  # bound writable for the learner's host uid
-        self.folder = HostFolder(f"{self.tier}-child")
+            try:
+                os.chown(cache, SANDBOX_HOST_UID, SANDBOX_HOST_UID)  # bound writable for the learner's host uid
+            except OSError:
+                pass  # the learner's programs are then compiled afresh, not kept
         self.inbox = self.folder.path / "inbox"
         self.inbox.mkdir(mode=0o755)
         os.chmod(self.folder.path, 0o755 if self.tier == "uid" else 0o700)
@@ -528,7 +538,10 @@ print("LEAK" if bad else "OK", *bad)
 
 def probe(iso: Isolation) -> str | None:
     """Run a tiny child under `iso`: None if it starts and sees what it should, else why not."""
-    box = iso.sandbox()
+    try:
+        box = iso.sandbox()
+    except OSError as exc:
+        return f"cannot prepare its folders ({exc.strerror or exc})"
     try:
         secrets_ = [str(PACKAGE_DIR / "checks"), str(PACKAGE_DIR.parent / "solutions"), str(box.folder.path),
                     str(PACKAGE_DIR / "progress.py")]
