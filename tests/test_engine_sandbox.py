@@ -283,6 +283,54 @@ def test_a_learner_starting_threads_in_a_loop_hits_the_limit_and_the_next_check_
     assert after.passed, after.message
 
 
+def test_the_system_is_read_only_the_learner_holds_no_capability_and_sees_only_its_own_processes(check):
+    result = check("""
+        import os, sys
+        def scale(x, alpha):
+            problems = []
+            for folder in ("/usr", "/usr/lib", sys.prefix, os.path.dirname(os.__file__), "/"):
+                try:
+                    with open(os.path.join(folder, "jaxlings-planted"), "w"):
+                        problems.append(f"{folder} is writable")
+                except OSError:
+                    pass
+            caps = [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff:")]
+            if os.getuid() == 0 or caps != ["0000000000000000"]:
+                problems.append(f"uid {os.getuid()}, capabilities {caps}")
+            pids = [p for p in os.listdir("/proc") if p.isdigit()]
+            if len(pids) > 4 or os.getpid() > 16:  # the namespace's init, the check's process, little else
+                problems.append(f"sees processes {pids}")
+            raise RuntimeError("; ".join(problems) or "all held")
+    """)
+    _blocked(result, "all held")
+
+
+# Every guarantee the sandbox tiers print (GUARANTEES, in the report and the notice) and the
+# test here or in test_grader_isolation.py that holds the tier to it, on that tier.
+GUARANTEE_TESTS = {
+    "network_off": "test_network_is_off",
+    "solutions_hidden": "test_reading_solutions_by_absolute_path_fails",
+    "other_submissions_hidden": "test_tmp_is_private_to_each_run_and_limited",
+    "host_devices_unchangeable": "test_host_devices_cannot_be_changed_and_no_user_namespace_can_be_made",
+    "no_nested_user_namespaces": "test_host_devices_cannot_be_changed_and_no_user_namespace_can_be_made",
+    "tasks_limited": "test_a_learner_starting_threads_in_a_loop_hits_the_limit_and_the_next_check_runs",
+    "system_read_only": "test_the_system_is_read_only_the_learner_holds_no_capability_and_sees_only_its_own_processes",
+    "unprivileged": "test_the_system_is_read_only_the_learner_holds_no_capability_and_sees_only_its_own_processes",
+    "own_pid_namespace": "test_the_system_is_read_only_the_learner_holds_no_capability_and_sees_only_its_own_processes",
+    "private_tmp": "test_tmp_is_private_to_each_run_and_limited",
+    "processes_end_with_check": "test_a_detached_grandchild_ends_with_the_check",
+    "progress_unreachable": "test_forging_progress_fails_and_only_the_parent_writes_it",
+}
+
+
+@pytest.mark.parametrize("tier_name", isolation.SANDBOX_TIERS)
+def test_every_guarantee_a_sandbox_tier_prints_has_a_test_on_that_tier(tier_name):
+    promised = {k for k, v in isolation.GUARANTEES[tier_name].items() if v}
+    assert promised == set(GUARANTEE_TESTS), promised ^ set(GUARANTEE_TESTS)
+    for name in GUARANTEE_TESTS.values():
+        assert name in globals(), name  # parametrised over `tier`: run on every sandbox tier this machine has
+
+
 def test_network_is_off(check):
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
