@@ -143,3 +143,29 @@ def test_partial_scores_add_up_to_the_maximum_exactly():
         tenths += test["max_score"]
     assert tenths == 1.0  # each exercise's own tests too
     assert all(abs(t["max_score"] - (0.1 if "third" not in t["name"] else 7 / 3)) < 1e-9 for t in doc["tests"])
+
+
+def test_a_container_too_small_is_refused_before_grading_with_results_that_say_so(tmp_path, monkeypatch, capsys):
+    """On Gradescope's default 768 MB the learner's children were capped so low that the reference
+    solutions scored 0, each test blaming the learner's code. Now nothing is graded, and
+    results.json says why, addressed to the instructor."""
+    import argparse
+
+    from course.grader import cli, gradescope
+
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    results = tmp_path / "results" / "results.json"
+    monkeypatch.setattr(gradescope, "container_memory_mb", lambda: 768)
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args(["--gradescope", "--submission", str(submission), "--results", str(results),
+                              "--out", str(tmp_path / "out"), "--quiet"])
+    assert cli.run(args) == 2
+    assert "too small (768 MB; needs" in capsys.readouterr().err
+    doc = json.loads(results.read_text())
+    assert doc["output"].startswith(f"Not graded: the autograder container is too small (768 MB; needs "
+                                    f"{gradescope.NEEDED_MB} MB)")
+    assert doc["tests"] == [] and doc["score"] == 0
+    assert not (tmp_path / "out" / "submissions").exists()

@@ -66,6 +66,13 @@ def results_json(sub: dict, secrets: list[str], *, visibility: str = "visible", 
     return json.dumps(safe.clean(doc), indent=2, ensure_ascii=False) + "\n"
 
 
+def not_graded_json(message: str, *, visibility: str = "visible") -> str:
+    """results.json for a submission the grader refused to grade: no tests, a score of 0 the
+    output explains as the platform's doing, never the learner's."""
+    doc = {"score": 0.0, "output": message, "visibility": visibility, "stdout_visibility": "hidden", "tests": []}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
 def _sum_exactly(tests: list[dict], key: str, total: float) -> None:
     """Make the tests' `key` values add up, in floating point and in order, to exactly `total`.
 
