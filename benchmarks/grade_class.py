@@ -13,9 +13,20 @@ jobs, and as 2 shards joined by `grade merge`, and prints:
   (learner children, pytest, the checks themselves). Target: at most 3 s;
 - the speed-up of 2 jobs over 1. Target: at least 1.7x;
 - the cost of sharding: 2 shards run one after the other plus the merge,
-  against one unsharded run with 1 job (each shard starts its own worker).
+  against one unsharded run with 1 job (each shard starts its own worker);
+- for every run: wall time, CPU time (the grader and every process it
+  started), the load average before and after (a busy machine stretches wall
+  time, not CPU time), and the peak memory of the whole process tree: the
+  resident memory of the grader, its workers, sandboxes and learner children
+  summed at each sample (every 0.1 s; shared pages counted in each process, so
+  an upper bound on what a container's memory limit sees).
+
+With --gradescope it grades one submission the way Gradescope's
+run_autograder does (`grade --gradescope`, one process tree, one child at a
+time) and prints that tree's peak: the memory an autograder container needs.
 
     .venv/bin/python benchmarks/grade_class.py [--submissions 40] [--exercises a,b] [--no-shards]
+    .venv/bin/python benchmarks/grade_class.py --gradescope [--exercises a,b]
 """
 
 from __future__ import annotations
@@ -28,8 +39,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -53,15 +67,76 @@ def make_class(folder: Path, exercises: list, n: int) -> None:
             shutil.copyfile(e.solution_path(), target)
 
 
+def tree_rss_mb(root: psutil.Process) -> float:
+    total = 0
+    for p in [root, *root.children(recursive=True)]:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total / 2**20
+
+
+def measured(argv: list[str], label: str) -> subprocess.CompletedProcess:
+    """Run `argv`, print its wall and CPU time, the load average and its process tree's peak memory."""
+    load_before = os.getloadavg()[0]
+    cpu_before = os.times()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = [0.0]
+    done = threading.Event()
+
+    def sample() -> None:
+        root = psutil.Process(proc.pid)
+        while not done.wait(0.1):
+            try:
+                peak[0] = max(peak[0], tree_rss_mb(root))
+            except psutil.Error:
+                return
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    done.set()
+    sampler.join()
+    cpu_after = os.times()
+    cpu = (cpu_after.children_user - cpu_before.children_user) + (cpu_after.children_system - cpu_before.children_system)
+    print(f"[{label}] wall {wall:.1f} s, CPU {cpu:.1f} s, load average {load_before:.2f} -> {os.getloadavg()[0]:.2f}, "
+          f"peak memory of the process tree {peak[0]:.0f} MiB")
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def run(class_dir: Path, out: Path, exercises: list, jobs: int, *extra: str) -> tuple[float, dict]:
     argv = [sys.executable, "-m", "course", "grade", str(class_dir), "--out", str(out), "--jobs", str(jobs),
             "--exercises", ",".join(e.name for e in exercises), "--seed", "1", "--quiet", *extra]
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    proc = measured(argv, f"{jobs} job{'s' if jobs > 1 else ''}{' ' + ' '.join(extra) if extra else ''}")
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         sys.exit(f"grading failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return wall, json.loads((out / "report.json").read_text())
+
+
+def gradescope(exercises: list, tmp: Path) -> int:
+    """One submission graded as Gradescope's run_autograder does; the tree's peak is what the container needs."""
+    submission = tmp / "submission"
+    for e in exercises:
+        target = submission / e.file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(e.solution_path(), target)
+    results = tmp / "results" / "results.json"
+    argv = [sys.executable, "-m", "course", "grade", "--gradescope", "--submission", str(submission), "--results",
+            str(results), "--out", str(tmp / "out"), "--exercises", ",".join(e.name for e in exercises), "--quiet"]
+    proc = measured(argv, "gradescope, 1 submission")
+    if proc.returncode != 0:
+        sys.exit(f"grading failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    doc = json.loads(results.read_text())
+    print(f"score {doc['score']} / {doc['max_score']}")
+    for test in doc["tests"]:
+        if test["status"] != "passed":  # a reference solution that failed: say which, and why
+            print(f"  not passed: {test['name']}: {' | '.join(test['output'].splitlines()[:3])[:300]}")
+    return 0
 
 
 def shard_and_merge(class_dir: Path, tmp: Path, exercises: list) -> tuple[list[float], float]:
@@ -91,10 +166,15 @@ def main() -> int:
     parser.add_argument("--submissions", type=int, default=40)
     parser.add_argument("--exercises", help="comma-separated names (default: every exercise with a solution)")
     parser.add_argument("--no-shards", action="store_true", help="skip the shard and merge measurement")
+    parser.add_argument("--gradescope", action="store_true",
+                        help="grade one submission as Gradescope does and print its process tree's peak memory")
     args = parser.parse_args()
     exercises = gradable(args.exercises.split(",") if args.exercises else None)
     if not exercises:
         sys.exit("no exercise has both a solution and a check yet")
+    if args.gradescope:
+        with tempfile.TemporaryDirectory(prefix="jaxlings-bench-") as tmp:
+            return gradescope(exercises, Path(tmp))
     print(f"{args.submissions} submissions x {len(exercises)} exercises on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="jaxlings-bench-") as tmp:
         class_dir = Path(tmp) / "class"

@@ -242,6 +242,95 @@ def test_a_detached_grandchild_ends_with_the_check(check):
             proc.kill()
 
 
+def test_host_devices_cannot_be_changed_and_no_user_namespace_can_be_made(check):
+    """The learner never owns the host's device nodes (as root, it used to be host root inside,
+    and `chmod /dev/null 0` broke every later child on the host), and no nested user namespace
+    gives it capabilities. The chmod asks for the mode /dev/null has: harmless were it allowed."""
+    result = check("""
+        import ctypes, os
+        def scale(x, alpha):
+            try:
+                os.chmod("/dev/null", os.stat("/dev/null").st_mode & 0o7777)
+                chmod = "chmod allowed"
+            except OSError as exc:
+                chmod = f"chmod refused ({exc.strerror})"
+            libc = ctypes.CDLL(None, use_errno=True)
+            nested = "nested allowed" if libc.unshare(0x10000000) == 0 else "nested refused"
+            owner = "owns host root's files" if os.stat("/usr").st_uid == os.getuid() else "not host root"
+            with open("/dev/null", "w") as null:
+                null.write("devices still work")
+            raise RuntimeError(f"{chmod}; {nested}; {owner}")
+    """)
+    _blocked(result, "RuntimeError")
+    for needle in ("chmod refused", "nested refused", "not host root"):
+        assert needle in result.message, result.message
+
+
+def test_a_learner_starting_threads_in_a_loop_hits_the_limit_and_the_next_check_runs(check):
+    result = check("""
+        import threading
+        def scale(x, alpha):
+            stop = threading.Event()
+            try:
+                for _ in range(100_000):
+                    threading.Thread(target=stop.wait, daemon=True).start()
+            finally:
+                stop.set()
+            return x * alpha
+    """)
+    _blocked(result, "more threads and processes than the")
+    after = check("import jax.numpy as jnp\ndef scale(x, alpha):\n    return jnp.asarray(x) * alpha + 1\n")
+    assert after.passed, after.message
+
+
+def test_the_system_is_read_only_the_learner_holds_no_capability_and_sees_only_its_own_processes(check):
+    result = check("""
+        import os, sys
+        def scale(x, alpha):
+            problems = []
+            for folder in ("/usr", "/usr/lib", sys.prefix, os.path.dirname(os.__file__), "/"):
+                try:
+                    with open(os.path.join(folder, "jaxlings-planted"), "w"):
+                        problems.append(f"{folder} is writable")
+                except OSError:
+                    pass
+            caps = [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff:")]
+            if os.getuid() == 0 or caps != ["0000000000000000"]:
+                problems.append(f"uid {os.getuid()}, capabilities {caps}")
+            pids = [p for p in os.listdir("/proc") if p.isdigit()]
+            if len(pids) > 4 or os.getpid() > 16:  # the namespace's init, the check's process, little else
+                problems.append(f"sees processes {pids}")
+            raise RuntimeError("; ".join(problems) or "all held")
+    """)
+    _blocked(result, "all held")
+
+
+# Every guarantee the sandbox tiers print (GUARANTEES, in the report and the notice) and the
+# test here or in test_grader_isolation.py that holds the tier to it, on that tier.
+GUARANTEE_TESTS = {
+    "network_off": "test_network_is_off",
+    "solutions_hidden": "test_reading_solutions_by_absolute_path_fails",
+    "other_submissions_hidden": "test_tmp_is_private_to_each_run_and_limited",
+    "host_devices_unchangeable": "test_host_devices_cannot_be_changed_and_no_user_namespace_can_be_made",
+    "no_nested_user_namespaces": "test_host_devices_cannot_be_changed_and_no_user_namespace_can_be_made",
+    "tasks_limited": "test_a_learner_starting_threads_in_a_loop_hits_the_limit_and_the_next_check_runs",
+    "system_read_only": "test_the_system_is_read_only_the_learner_holds_no_capability_and_sees_only_its_own_processes",
+    "unprivileged": "test_the_system_is_read_only_the_learner_holds_no_capability_and_sees_only_its_own_processes",
+    "own_pid_namespace": "test_the_system_is_read_only_the_learner_holds_no_capability_and_sees_only_its_own_processes",
+    "private_tmp": "test_tmp_is_private_to_each_run_and_limited",
+    "processes_end_with_check": "test_a_detached_grandchild_ends_with_the_check",
+    "progress_unreachable": "test_forging_progress_fails_and_only_the_parent_writes_it",
+}
+
+
+@pytest.mark.parametrize("tier_name", isolation.SANDBOX_TIERS)
+def test_every_guarantee_a_sandbox_tier_prints_has_a_test_on_that_tier(tier_name):
+    promised = {k for k, v in isolation.GUARANTEES[tier_name].items() if v}
+    assert promised == set(GUARANTEE_TESTS), promised ^ set(GUARANTEE_TESTS)
+    for name in GUARANTEE_TESTS.values():
+        assert name in globals(), name  # parametrised over `tier`: run on every sandbox tier this machine has
+
+
 def test_network_is_off(check):
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
@@ -414,7 +503,10 @@ import os, subprocess, sys
 from course.engine.isolation import Isolation, probe
 assert os.getuid() != 0
 iso = Isolation("unshare")
-assert probe(iso) is None, probe(iso)
+why = probe(iso)
+if why is not None:
+    print("REFUSED", why)
+    sys.exit(0)
 box = iso.sandbox()
 code = "import os, jax.numpy as jnp; print(os.getuid(), float(jnp.ones(3).sum()))"
 out = subprocess.run(box.command([sys.executable, "-I", "-c", code]), cwd=box.cwd, env=box.env(),
@@ -426,7 +518,10 @@ print(out.returncode, out.stdout.strip(), out.stderr[-300:])
 
 def test_the_namespace_tier_needs_no_root(tmp_path):
     """Run as a user without any privilege (a user namespace of its own, uid 1234, no capabilities
-    on the host): the sandbox still starts and the learner's code runs as uid 1000 inside."""
+    on the host): the sandbox still starts and the learner's code runs as uid 1000 inside.
+
+    Started by root, that user namespace maps uid 1234 onto host root: the learner would own
+    host root's files, which the sandbox refuses, naming why."""
     if shutil.which("unshare") is None:
         pytest.skip("util-linux unshare is not installed")
     env = {**os.environ, "TMPDIR": str(tmp_path)}
@@ -435,7 +530,10 @@ def test_the_namespace_tier_needs_no_root(tmp_path):
     if proc.returncode != 0 and "unshare:" in proc.stderr:
         pytest.skip(f"cannot become an unprivileged user here: {proc.stderr.strip()[:200]}")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.split()[:3] == ["0", "1000", "3.0"], proc.stdout + proc.stderr
+    if os.geteuid() == 0:
+        assert proc.stdout.startswith("REFUSED") and "host root outside" in proc.stdout, proc.stdout + proc.stderr
+    else:
+        assert proc.stdout.split()[:3] == ["0", "1000", "3.0"], proc.stdout + proc.stderr
 
 
 def test_course_files_inside_a_bound_python_folder_are_covered(tier, monkeypatch):

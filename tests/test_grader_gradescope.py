@@ -114,3 +114,58 @@ def test_the_bundle_locks_solutions_and_checks_away_from_other_users(tmp_path):
         peek = subprocess.run(["setpriv", "--reuid=61999", "--regid=61999", "--clear-groups", "cat",
                                str(source / "solutions/01_basics/add.py")], capture_output=True, text=True)
         assert peek.returncode != 0 and "def add" not in peek.stdout
+
+
+def test_partial_scores_add_up_to_the_maximum_exactly():
+    """A platform sums the tests' scores as floats: ten checks of 0.1 point gave 0.9999999999999999."""
+    from fractions import Fraction
+
+    from course.grader.gradescope import results_json
+    from course.grader.results import finish
+
+    checks = [dict(name=f"test_{i}", outcome="passed", points=float(Fraction(1, 10)), max_points=float(Fraction(1, 10)),
+                   points_exact="1/10", message="", cause=None, duration=0.0) for i in range(10)]
+    thirds = [dict(name=f"test_third_{i}", outcome="passed", points=float(Fraction(7, 3)),
+                   max_points=float(Fraction(7, 3)), points_exact="7/3", message="", cause=None, duration=0.0)
+              for i in range(3)]
+    entries = {name: dict(exercise=name, passed=True, points=top, points_exact=str(int(top)), max_points=top,
+                          cause=None, message="", seed=1, duration=0.0, file=None, note=None, checks=c, output="")
+               for name, top, c in (("tenths", 1.0, checks), ("thirds", 7.0, thirds))}
+    sub = finish(dict(id="s", status="graded", exercises=entries, duration=0.0), {"tenths": 1.0, "thirds": 7.0})
+    doc = json.loads(results_json(sub, [], partial=True))
+    scores, tops = 0.0, 0.0
+    for test in doc["tests"]:
+        scores += test["score"]
+        tops += test["max_score"]
+    assert doc["max_score"] == 8.0 and tops == 8.0 and scores == doc["score"] == 8.0
+    tenths = 0.0
+    for test in doc["tests"][:10]:
+        tenths += test["max_score"]
+    assert tenths == 1.0  # each exercise's own tests too
+    assert all(abs(t["max_score"] - (0.1 if "third" not in t["name"] else 7 / 3)) < 1e-9 for t in doc["tests"])
+
+
+def test_a_container_too_small_is_refused_before_grading_with_results_that_say_so(tmp_path, monkeypatch, capsys):
+    """On Gradescope's default 768 MB the learner's children were capped so low that the reference
+    solutions scored 0, each test blaming the learner's code. Now nothing is graded, and
+    results.json says why, addressed to the instructor."""
+    import argparse
+
+    from course.grader import cli, gradescope
+
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    results = tmp_path / "results" / "results.json"
+    monkeypatch.setattr(gradescope, "container_memory_mb", lambda: 768)
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args(["--gradescope", "--submission", str(submission), "--results", str(results),
+                              "--out", str(tmp_path / "out"), "--quiet"])
+    assert cli.run(args) == 2
+    assert "too small (768 MB; needs" in capsys.readouterr().err
+    doc = json.loads(results.read_text())
+    assert doc["output"].startswith(f"Not graded: the autograder container is too small (768 MB; needs "
+                                    f"{gradescope.NEEDED_MB} MB)")
+    assert doc["tests"] == [] and doc["score"] == 0
+    assert not (tmp_path / "out" / "submissions").exists()

@@ -136,10 +136,13 @@ def test_discover_lists_folders_and_archives_with_unique_ids(tmp_path):
     (tmp_path / "bob smith").mkdir()
     (tmp_path / "notes.txt").write_text("not a submission")
     (tmp_path / ".DS_Store").write_text("")
+    (tmp_path / ".anna").mkdir()  # a learner's hand-in that a file manager hides: reported, not lost
     subs, ignored = discover(tmp_path)
     assert [s.id for s in subs] == ["alice", "alice-2", "bob_smith"]
     assert [s.is_archive for s in subs] == [False, True, False]
-    assert ignored == ["notes.txt (neither a folder nor a .zip/.tar archive)"]
+    assert ignored == [".DS_Store (its name starts with '.': rename it to grade it)",
+                       ".anna (its name starts with '.': rename it to grade it)",
+                       "notes.txt (neither a folder nor a .zip/.tar archive)"]
 
 
 def test_unsupported_hand_ins_are_learners_with_a_reason(tmp_path):

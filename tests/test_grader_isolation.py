@@ -165,12 +165,14 @@ def test_nothing_is_left_running_or_written(attacked):
     assert not os.path.exists(attacked["hog"])
 
 
-def test_a_module_planted_where_grading_starts_is_never_imported(tmp_path):
-    """Trusted processes start with no folder on sys.path that anyone else could write."""
+@pytest.mark.parametrize("flags", [["-P"], []], ids=["script-like", "python-m"])
+def test_a_module_planted_where_grading_starts_is_never_imported(tmp_path, flags):
+    """Trusted processes start with no folder on sys.path that anyone else could write,
+    `python -m course` (which puts the cwd first on sys.path) included."""
     planted = tmp_path / "cwd"
     planted.mkdir()
     touched = tmp_path / "imported"
-    for name in ("jax", "optax", "numpy", "pytest"):
+    for name in ("jax", "optax", "numpy", "pytest", "json", "psutil", "argparse", "gettext"):
         (planted / f"{name}.py").write_text(f"open({str(touched)!r}, 'a').write('{name}\\n')\n"
                                             "raise SystemExit('planted module imported')\n")
     class_dir = tmp_path / "class"
@@ -179,7 +181,7 @@ def test_a_module_planted_where_grading_starts_is_never_imported(tmp_path):
     env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE)}
     env.pop("JAXLINGS_SEED", None)
     # -P: like the installed `jaxlings` script, whose own folder is not the cwd.
-    proc = subprocess.run([sys.executable, "-P", "-m", "course", "grade", str(class_dir), "--out",
+    proc = subprocess.run([sys.executable, *flags, "-m", "course", "grade", str(class_dir), "--out",
                            str(tmp_path / "out"), "--exercises", "add", "--jobs", "1", "--quiet"],
                           cwd=planted, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -198,4 +200,90 @@ def test_a_tier_that_is_not_a_sandbox_needs_i_understand(tmp_path):
                           timeout=300)
     assert proc.returncode == 2, proc.stderr
     assert "--i-understand" in proc.stderr and "NOT sandboxed" in proc.stderr
-    assert not (tmp_path / "out" / "submissions").exists()
+    assert not (tmp_path / "out").exists()  # a refused run leaves no empty --out behind
+
+
+PRIVATE_DEV = """
+import os, stat, subprocess, sys
+# A private mount namespace (util-linux unshare --mount): this /dev is a tmpfs of fresh nodes,
+# so whatever a learner does to them, the host's /dev is never touched.
+subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "jaxlings-test-dev", "/dev"], check=True)
+for name, minor in (("null", 3), ("zero", 5), ("full", 7), ("random", 8), ("urandom", 9)):
+    os.mknod("/dev/" + name, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+    os.chmod("/dev/" + name, 0o666)
+os.mkdir("/dev/shm", 0o1777)
+os.chmod("/dev/shm", 0o1777)
+for _ in range(2):  # a second run: nothing of the first one's learners carries over
+    out = sys.argv[2] + str(_)
+    proc = subprocess.run([sys.executable, "-m", "course", "grade", sys.argv[1], "--out", out, "--isolation",
+                           "unshare", "--jobs", "1", "--exercises", "add", "--memory-mb", "2048", "--quiet"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(proc.stderr[-3000:])
+print(oct(os.stat("/dev/null").st_mode & 0o7777))
+"""
+
+TAMPERER = """
+import os
+def add(a, b):
+    try:
+        os.chmod("/dev/null", 0)
+    except OSError as exc:
+        raise RuntimeError(f"chmod refused ({exc.strerror})")
+    return a + b
+"""
+
+
+def test_a_learner_tampering_with_dev_as_root_leaves_the_next_learners_graded_normally(tmp_path):
+    """Graded by root, a learner used to own the host's /dev/null (bound writable, learner mapped
+    onto host uid 0): `chmod 0` gave every later learner 0, in that run and the next."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.skip("needs root and util-linux unshare/mount")
+    try:
+        choose("unshare", grading=True)
+    except IsolationError as exc:
+        pytest.skip(f"unshare is not available here: {exc}")
+    class_dir = tmp_path / "class"
+    for name, source in (("a_tamperer", TAMPERER), ("b_honest", (SOLUTIONS / "add.py").read_text())):
+        (class_dir / name / EX).mkdir(parents=True)
+        (class_dir / name / EX / "add.py").write_text(source)
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE)}
+    env.pop("JAXLINGS_SEED", None)
+    proc = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable, "-c", PRIVATE_DEV,
+                           str(class_dir), str(tmp_path / "out")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "0o666", proc.stdout  # the private /dev/null kept its mode
+    for run in ("out0", "out1"):
+        subs = {s["id"]: s for s in json.loads((tmp_path / run / "report.json").read_text())["submissions"]}
+        tamper = subs["a_tamperer"]["exercises"]["add"]
+        assert tamper["points"] == 0 and "chmod refused" in tamper["message"], tamper
+        assert subs["b_honest"]["total"] == subs["b_honest"]["max_total"], subs["b_honest"]
+
+
+def test_root_that_cannot_change_to_the_sandbox_uid_falls_back_without_a_traceback(tmp_path):
+    """Root in a user namespace that maps root alone (a rootless container) cannot chown to a
+    learner's uid: with --i-understand, grade and doctor --grading fall back to a tier that works
+    and name why the others were passed over."""
+    if shutil.which("unshare") is None:
+        pytest.skip("util-linux unshare is not installed")
+    class_dir = tmp_path / "class"
+    (class_dir / "one" / EX).mkdir(parents=True)
+    (class_dir / "one" / EX / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE), "TMPDIR": str(tmp_path)}
+    env.pop("JAXLINGS_SEED", None)
+    as_root = ["unshare", "--user", "--map-root-user", sys.executable, "-m", "course"]
+    probe = subprocess.run([*as_root[:3], "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a user namespace here: {probe.stderr.strip()[:200]}")
+    proc = subprocess.run([*as_root, "grade", str(class_dir), "--out", str(tmp_path / "out"), "--i-understand",
+                           "--exercises", "add", "--jobs", "1", "--quiet"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    run = json.loads((tmp_path / "out" / "report.json").read_text())["run"]
+    assert run["isolation"]["tier"] in ("unshare", "process"), run["isolation"]
+    assert any(p.startswith("uid:") for p in run["isolation"]["passed_over"]), run["isolation"]
+    doctor = subprocess.run([*as_root, "doctor", "--grading"], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert "Traceback" not in doctor.stdout + doctor.stderr, (doctor.stdout + doctor.stderr)[-3000:]
+    assert "Isolation:" in doctor.stdout

@@ -73,8 +73,12 @@ def test_three_quick_interrupts_still_leave_every_report_and_no_work_folder(tmp_
     assert "Traceback" not in rest, rest[-3000:]
     report = json.loads((out / "report.json").read_text())
     graded = [s["id"] for s in report["submissions"]]
-    assert "learner0" in graded and report["run"]["finished"] is None
+    # Every learner has a row with a status, graded or not (only the finished ones were listed before).
+    assert graded == [f"learner{i}" for i in range(4)] and report["run"]["finished"] is None
+    status = {s["id"]: s["status"] for s in report["submissions"]}
+    assert status["learner0"] == "graded" and status["learner3"] == "not_graded", status
     assert (out / "gradebook.csv").read_text().count("\n") == len(graded) + 1
+    assert "not_graded" in (out / "gradebook.csv").read_text()
     ET.parse(out / "junit.xml")
     assert sorted(p.stem for p in (out / "feedback").iterdir()) == sorted(graded)
     assert not [p.name for p in tmp.iterdir() if p.name.startswith("jaxlings-grade-")]
@@ -100,7 +104,9 @@ def test_sigterm_from_a_scheduler_stops_cleanly_too(tmp_path):
         if proc.poll() is None:
             proc.kill()
     report = json.loads((out / "report.json").read_text())
-    assert [s["id"] for s in report["submissions"]] == ["learner0"]
+    assert [(s["id"], s["status"]) for s in report["submissions"]][0] == ("learner0", "graded")
+    assert [s["id"] for s in report["submissions"]] == ["learner0", "learner1"]
+    assert not (out / "submissions" / "learner1.json").exists()  # --resume grades it
 
 
 def test_children_started_one_at_a_time_grade_the_same(tmp_path, monkeypatch):

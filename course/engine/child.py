@@ -214,6 +214,11 @@ class Child:
             return Failure("exit", f"your code called sys.exit({e.code!r}) {during}.", code=_exit_code(e.code))
         if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in str(e)[:500]:
             return Failure("out_of_memory", f"your code ran out of memory {during}.\n" + self._trimmed(e))
+        if isinstance(e, (RuntimeError, OSError)) and any(t in str(e)[:200] for t in TOO_MANY_TASKS):
+            limit = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+            if limit != resource.RLIM_INFINITY:
+                return Failure("exception", f"{type(e).__name__} {during}: your code started more threads and "
+                               f"processes than the {limit} allowed.\n" + self._trimmed(e), error=type(e).__name__)
         extra: dict[str, Any] = {"error": type(e).__name__}
         line = self._learner_line(e)
         if line is not None:
@@ -381,6 +386,20 @@ def _set_memory_limit(mb: int) -> None:
         pass  # the RSS watch in the parent still applies
 
 
+def _set_task_limit(tasks: int) -> None:
+    # RLIMIT_NPROC: this process's threads and processes together (counted per user
+    # namespace in a sandbox, per uid in the `uid` tier), so a learner starting threads
+    # in a loop stops here and not at the host's pid_max. Both soft and hard: graded
+    # code holds no capability to raise it.
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
+    except (ValueError, OSError):
+        pass
+
+
+TOO_MANY_TASKS = ("can't start new thread", "Resource temporarily unavailable")
+
+
 # Libraries a child may import ahead of time when the parent names them
 # (JAXLINGS_PRELOAD): the heavy ones some exercises use.
 PRELOADABLE = ("flax.linen", "orbax.checkpoint", "pandas", "torch", "torch.utils.data")
@@ -436,6 +455,8 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)  # the learner's print() goes to stderr, which the parent drains
     if "--memory-mb" in argv:
         _set_memory_limit(int(argv[argv.index("--memory-mb") + 1]))
+    if "--max-tasks" in argv:
+        _set_task_limit(int(argv[argv.index("--max-tasks") + 1]))
     ready: dict[str, Any] = {"ready": True, "pid": os.getpid()}
     if "--preload" in argv:
         try:

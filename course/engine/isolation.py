@@ -22,9 +22,12 @@ Tiers, strongest first (`auto` takes the first that works here):
 - `process`: a plain child with a scrubbed environment.
 
 In the first two, the learner runs as a non-root uid without capabilities,
-every process it starts dies with the check (its pid namespace ends when the
-check's process ends), and nothing in its environment names the course or the
-workspace. Each tier's `guarantees` say exactly what it holds, and nothing more.
+mapped to an unprivileged host uid (the grader's own, or SANDBOX_HOST_UID when
+the grader is root), may not create user namespaces, sees the host's device
+nodes only through read-only binds, every process it starts dies with the check
+(its pid namespace ends when the check's process ends), its processes and
+threads are limited (MAX_TASKS), and nothing in its environment names the
+course or the workspace. Each tier's `guarantees` say exactly what it holds, and nothing more.
 """
 
 from __future__ import annotations
@@ -46,6 +49,13 @@ from course.engine.words import N_, _
 TIERS = ("bubblewrap", "unshare", "uid", "process")
 SANDBOX_TIERS = ("bubblewrap", "unshare")
 BASE_UID = 61000  # + worker slot, in the `uid` tier
+# The host uid a learner runs as in a sandbox started by root (uid 1000 inside). Never 0:
+# host root owns /dev's nodes and more. Tasks are counted per user namespace, so learners
+# sharing this uid each get their own RLIMIT_NPROC.
+SANDBOX_HOST_UID = 61999
+# RLIMIT_NPROC in the learner's process: its processes and threads together. JAX's and
+# XLA's thread pools take a few per core; a learner starting threads in a loop stops here.
+MAX_TASKS = max(512, 8 * (os.cpu_count() or 1))
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # course/
 ENGINE_DIR = Path(__file__).resolve().parent
 LAUNCHER = ENGINE_DIR / "launcher.py"
@@ -69,15 +79,19 @@ GUARANTEES = {
     # Keys kept from earlier reports: solutions_hidden, other_submissions_hidden,
     # system_read_only, unprivileged, own_pid_namespace, network_off.
     "bubblewrap": dict(network_off=True, solutions_hidden=True, other_submissions_hidden=True,
+                       host_devices_unchangeable=True, no_nested_user_namespaces=True, tasks_limited=True,
                        system_read_only=True, unprivileged=True, own_pid_namespace=True, private_tmp=True,
                        processes_end_with_check=True, progress_unreachable=True),
     "unshare": dict(network_off=True, solutions_hidden=True, other_submissions_hidden=True,
+                    host_devices_unchangeable=True, no_nested_user_namespaces=True, tasks_limited=True,
                     system_read_only=True, unprivileged=True, own_pid_namespace=True, private_tmp=True,
                     processes_end_with_check=True, progress_unreachable=True),
     "uid": dict(network_off=False, solutions_hidden=False, other_submissions_hidden=False,
+                host_devices_unchangeable=False, no_nested_user_namespaces=False, tasks_limited=True,
                 system_read_only=False, unprivileged=True, own_pid_namespace=False, private_tmp=False,
                 processes_end_with_check=False, progress_unreachable=False),
     "process": dict(network_off=False, solutions_hidden=False, other_submissions_hidden=False,
+                    host_devices_unchangeable=False, no_nested_user_namespaces=False, tasks_limited=False,
                     system_read_only=False, unprivileged=False, own_pid_namespace=False, private_tmp=False,
                     processes_end_with_check=False, progress_unreachable=False),
 }
@@ -306,6 +320,14 @@ class Sandbox:
 
     def __init__(self, policy: "Isolation", *, slot: int = 0, copy: Path | None = None,
                  cache: Path | None = None) -> None:
+        self.folder = HostFolder(f"{policy.tier}-child")
+        try:
+            self._set_up(policy, slot, copy, cache)
+        except BaseException:
+            self.folder.remove()  # e.g. root that cannot chown to the slot's uid (a namespace mapping root alone)
+            raise
+
+    def _set_up(self, policy: "Isolation", slot: int, copy: Path | None, cache: Path | None) -> None:
         self.policy = policy
         self.tier = policy.tier
         self.slot = slot
@@ -313,7 +335,11 @@ class Sandbox:
         # The learner's compilation cache: written by learner processes only, never read by the
         # trusted side; bound writable at INSIDE_CACHE, so nothing inside names where it lives.
         self.cache = cache
-        self.folder = HostFolder(f"{self.tier}-child")
+        if cache is not None and self.tier in SANDBOX_TIERS and os.geteuid() == 0:
+            try:
+                os.chown(cache, SANDBOX_HOST_UID, SANDBOX_HOST_UID)  # bound writable for the learner's host uid
+            except OSError:
+                pass  # the learner's programs are then compiled afresh, not kept
         self.inbox = self.folder.path / "inbox"
         self.inbox.mkdir(mode=0o755)
         os.chmod(self.folder.path, 0o755 if self.tier == "uid" else 0o700)
@@ -331,6 +357,12 @@ class Sandbox:
             self.child_script = str(ENGINE_DIR / "child.py")
             self.cwd = str(work)
 
+    @property
+    def limits_tasks(self) -> bool:
+        """Whether the child may cap its tasks: only where they are counted for the learner
+        alone (its own user namespace, or its own uid), not all of the grader's processes."""
+        return self.tier in (*SANDBOX_TIERS, "uid")
+
     def env(self, extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
         extra = dict(extra or {})
         if self.cache is not None:
@@ -347,7 +379,8 @@ class Sandbox:
 
             cfg = dict(root=str(self._root()), ro=read_only_binds(self.inbox), masks=masked_paths(),
                        rw=[(str(self.cache), INSIDE_CACHE)] if self.cache is not None else [],
-                       home=INSIDE_HOME, tmp_mb=TMP_MB, home_mb=HOME_MB, shm_mb=SHM_MB, devices=_devices())
+                       home=INSIDE_HOME, tmp_mb=TMP_MB, home_mb=HOME_MB, shm_mb=SHM_MB, devices=_devices(),
+                       uid=SANDBOX_HOST_UID)
             return [*launcher, json.dumps(cfg), "--", *argv]
         if self.tier == "bubblewrap":
             return [*launcher, '{"mode": "bwrap"}', "--", *self._bwrap(), "--", *argv]
@@ -464,6 +497,10 @@ def _unavailable(tier: str) -> str | None:
         return "needs Linux"
     if tier == "bubblewrap" and shutil.which("bwrap") is None:
         return f"bwrap is not installed ({INSTALL_HINT})"
+    if tier == "bubblewrap" and os.geteuid() == 0:
+        # bwrap run by root maps the learner to host root, the owner of the host's
+        # device nodes; the unshare tier maps it to SANDBOX_HOST_UID instead.
+        return "run as root, bwrap would map graded code to host root (the unshare tier does not)"
     if tier == "uid":
         if os.geteuid() != 0:
             return "needs root"
@@ -473,22 +510,38 @@ def _unavailable(tier: str) -> str | None:
 
 
 _PROBE = """
-import os, socket, sys
+import ctypes, os, socket, sys
 seen = sorted(os.listdir("/"))
 bad = [p for p in sys.argv[1:] if os.path.exists(p)]
 try:
     socket.create_connection(("127.0.0.1", 9), timeout=1)
-    net = "open"
+    bad.append("network")
 except OSError:
-    net = "off"
+    pass
 open(os.path.join(os.environ["HOME"], "probe"), "w").write("ok")
-print("OK" if not bad and net == "off" and os.getuid() != 0 else "LEAK", *bad, net)
+if os.getuid() == 0:
+    bad.append("root inside")
+if os.stat("/usr").st_uid == os.getuid():  # the learner is mapped onto host root
+    bad.append("host root outside")
+with open("/dev/null", "w") as null:  # device nodes still work
+    null.write("ok")
+try:  # to the mode it has: no harm done where it succeeds
+    os.chmod("/dev/null", os.stat("/dev/null").st_mode & 0o7777)
+    bad.append("/dev/null changeable")
+except OSError:
+    pass
+if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0:
+    bad.append("nested user namespaces")
+print("LEAK" if bad else "OK", *bad)
 """
 
 
 def probe(iso: Isolation) -> str | None:
     """Run a tiny child under `iso`: None if it starts and sees what it should, else why not."""
-    box = iso.sandbox()
+    try:
+        box = iso.sandbox()
+    except OSError as exc:
+        return f"cannot prepare its folders ({exc.strerror or exc})"
     try:
         secrets_ = [str(PACKAGE_DIR / "checks"), str(PACKAGE_DIR.parent / "solutions"), str(box.folder.path),
                     str(PACKAGE_DIR / "progress.py")]
@@ -507,7 +560,7 @@ def probe(iso: Isolation) -> str | None:
             err = lines[-1] if lines else f"exit status {proc.returncode}"
             return f"does not start here ({err[:200]})"
         if out.startswith("LEAK"):
-            return f"the sandbox leaked: {out[5:]}"
+            return f"the sandbox does not hold: {out[5:]}"
         return None
     finally:
         box.close()

@@ -6,7 +6,13 @@ is ever searched for modules. What it does:
 
 1. `unshare` a user, mount, pid, network, IPC and UTS namespace, mapping only
    the caller's own uid/gid (to uid 1000 inside): the learner gets no root,
-   not even inside, and nothing on the host it did not already have.
+   not even inside, and nothing on the host it did not already have. Run by
+   root, the caller's uid would be host root, owner of the host's /dev nodes
+   and more: there the user namespace is made by a helper process, and maps
+   uid 1000 inside to an unprivileged host uid of its own (the config's
+   `uid`), root to root for the set-up alone; the payload drops to 1000.
+   Either way no process inside may create another user namespace
+   (`user.max_user_namespaces` is 0 in ours).
 2. Fork the namespace's init (pid 1). Init builds a new root on an empty tmpfs
    holding only what the config allows, each piece bound read-only (but for
    the folders the config names writable: the learner's own compilation
@@ -53,6 +59,7 @@ MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
+PROC_MAX_USERNS = "/proc/sys/user/max_user_namespaces"
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}
 INNER_ID = 1000
 SETUP_FAILED = 125
@@ -142,11 +149,13 @@ def build_root(cfg: dict) -> None:
     for inside in cfg.get("masks", ()):
         if os.path.isdir(root + inside):
             _mount("tmpfs", root + inside, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0555")
-    # /dev: a few harmless nodes bound from the host, nothing else.
+    # /dev: a few harmless nodes bound from the host, nothing else. Read-only
+    # binds: a device node on a read-only mount still reads and writes, but
+    # nobody inside can chmod, chown or replace the host's node.
     _tmpfs(root, "/dev", 1, "0755", owner=False)
     for node in ("null", "zero", "full", "random", "urandom", *cfg.get("devices", ())):
         if os.path.exists("/dev/" + node):
-            _bind(root, "/dev/" + node, "/dev/" + node, writable=True)
+            _bind(root, "/dev/" + node, "/dev/" + node)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
@@ -159,20 +168,92 @@ def build_root(cfg: dict) -> None:
     _check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
     os.chdir("/")
     _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    _no_more_user_namespaces()
     try:
         _libc.sethostname(b"jaxlings", 8)
     except OSError:
         pass
 
 
-def _unshare() -> None:
+def _no_more_user_namespaces() -> None:
+    """Nothing in our user namespace may create another one (a nested namespace
+    would give the learner capabilities over mounts of its own making)."""
+    try:
+        _write(PROC_MAX_USERNS, "0")
+    except OSError as exc:
+        raise SetupError(f"cannot forbid nested user namespaces: {exc}") from None
+
+
+def root_user_namespace(learner_uid: int) -> int:
+    """Run by root: a user namespace mapping uid/gid 1000 to the unprivileged
+    `learner_uid`, and root to root; returns an fd for it.
+
+    A process may not write a map naming other users into its own namespace,
+    so a helper makes the namespace, this process (root outside) writes the
+    maps, and the helper, which holds every capability inside, sets
+    user.max_user_namespaces to 0 there before it ends."""
+    if learner_uid <= 0:
+        raise SetupError(f"refusing to map the learner to host uid {learner_uid}")
+    to_parent_r, to_parent_w = os.pipe()
+    to_helper_r, to_helper_w = os.pipe()
+    helper = os.fork()
+    if helper == 0:
+        os.close(to_parent_r)
+        os.close(to_helper_w)
+        try:
+            _check(_libc.unshare(CLONE_NEWUSER), "unshare a user namespace")
+            os.write(to_parent_w, b"u")
+            if os.read(to_helper_r, 1) != b"m":
+                os._exit(SETUP_FAILED)
+            _no_more_user_namespaces()
+            os.write(to_parent_w, b"k")
+        except (SetupError, OSError) as exc:
+            os.write(to_parent_w, f"!{exc}".encode()[:500])
+        os.read(to_helper_r, 1)  # held open until the namespace has an fd outside
+        os._exit(0)
+    os.close(to_parent_w)
+    os.close(to_helper_r)
+    try:
+        answer = os.read(to_parent_r, 512)
+        if answer != b"u":
+            raise SetupError(answer[1:].decode(errors="replace") or "the namespace helper died")
+        _write(f"/proc/{helper}/uid_map", f"0 0 1\n{INNER_ID} {learner_uid} 1\n")
+        _write(f"/proc/{helper}/gid_map", f"0 0 1\n{INNER_ID} {learner_uid} 1\n")
+        os.write(to_helper_w, b"m")
+        answer = os.read(to_parent_r, 512)
+        if answer != b"k":
+            raise SetupError(answer[1:].decode(errors="replace") or "the namespace helper died")
+        return os.open(f"/proc/{helper}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.close(to_helper_w)
+        os.close(to_parent_r)
+        os.waitpid(helper, 0)
+
+
+def _unshare(cfg: dict) -> None:
     uid, gid = os.getuid(), os.getgid()
-    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-    _check(_libc.unshare(flags), "unshare")
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{INNER_ID} {uid} 1\n")
-    _write("/proc/self/gid_map", f"{INNER_ID} {gid} 1\n")
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    if os.geteuid() == 0:
+        userns = root_user_namespace(int(cfg.get("uid") or 0))
+        try:
+            _check(_libc.setns(userns, CLONE_NEWUSER), "enter the user namespace")
+        finally:
+            os.close(userns)
+        _check(_libc.unshare(flags), "unshare")
+    else:
+        _check(_libc.unshare(flags | CLONE_NEWUSER), "unshare")
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{INNER_ID} {uid} 1\n")
+        _write("/proc/self/gid_map", f"{INNER_ID} {gid} 1\n")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
+
+
+def become_learner() -> None:
+    """In the payload, before exec: uid 1000 and no supplementary groups."""
+    if os.getuid() == 0:  # set up by root: drop to the learner (this also drops every capability)
+        os.setgroups([])
+        os.setresgid(INNER_ID, INNER_ID, INNER_ID)
+        os.setresuid(INNER_ID, INNER_ID, INNER_ID)
 
 
 def _init(cfg: dict, argv: list[str], env: dict, status_w: int) -> None:
@@ -186,6 +267,7 @@ def _init(cfg: dict, argv: list[str], env: dict, status_w: int) -> None:
     payload = os.fork()
     if payload == 0:
         try:
+            become_learner()
             _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
             os.chdir(cfg["home"])
             os.execve(argv[0], argv, env)
@@ -256,7 +338,7 @@ def main(args: list[str]) -> None:
     if cfg.get("mode") == "bwrap":
         supervise_bwrap(argv, parent)
     try:
-        _unshare()
+        _unshare(cfg)
     except (SetupError, OSError) as exc:
         os.write(2, f"jaxlings-sandbox: {exc}\n".encode())
         os._exit(SETUP_FAILED)

@@ -78,6 +78,10 @@ class LearnerProcess:
         if preload:
             argv.append("--preload")
         if sandbox is not None:
+            if sandbox.limits_tasks:
+                from course.engine.isolation import MAX_TASKS
+
+                argv += ["--max-tasks", str(MAX_TASKS)]
             argv, cwd = sandbox.command(argv), sandbox.cwd
         elif cwd is None:
             # A throw-away working directory: files the learner's code writes with

@@ -184,7 +184,20 @@ def grade(opts: Options) -> Outcome:
         index, count = opts.shard
         submissions = [s for s in submissions if shard_of(s.id, count) == index]
 
+    created = not opts.out_dir.exists()
     opts.out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return _grade_into(opts, catalog, exercises, ex_config, checks_dirs, scheme, submissions, ignored, class_ids)
+    except GradeError:
+        # A run refused before grading leaves no folder behind (it held only run.json).
+        if created and not any((opts.out_dir / RESULTS_DIR).glob("*.json")):
+            import shutil
+
+            shutil.rmtree(opts.out_dir, ignore_errors=True)
+        raise
+
+
+def _grade_into(opts, catalog, exercises, ex_config, checks_dirs, scheme, submissions, ignored, class_ids) -> Outcome:
     key = _config_key(ex_config, scheme, checks_dirs)
     shard = None if opts.shard is None else dict(index=opts.shard[0], count=opts.shard[1], class_ids=class_ids)
     run_seed, kept = _prepare_out(opts, key, shard)
@@ -237,6 +250,9 @@ def grade(opts: Options) -> Outcome:
         run["finished"] = None if interrupted else _now()
         reports.write_atomic(opts.out_dir / RUN_FILE, json.dumps(safe.clean(run), indent=2) + "\n")
         results = _load_results(opts.out_dir, [s.id for s in submissions])
+        if interrupted:  # every learner keeps a row: those not graded yet say so
+            done = {r["id"] for r in results}
+            results += [not_graded_result(s, ex_config, scheme, run_seed) for s in submissions if s.id not in done]
         write_reports(opts.out_dir, run, results, secrets)
     return Outcome(run, results, interrupted)
 
@@ -319,6 +335,21 @@ def unsupported_result(sub: Submission, fingerprint: str, ex_config: list[dict],
                  for e in ex_config}
     result = dict(id=sub.id, source=sub.source.name, fingerprint=fingerprint, status="unsupported",
                   notes=[sub.problem], exercises=exercises, duration=0.0)
+    return finish(result, {e["name"]: e["max_points"] for e in ex_config})
+
+
+def not_graded_result(sub: Submission, ex_config: list[dict], scheme, run_seed: int) -> dict:
+    """A learner the run stopped before: a row with 0 points and status "not_graded", never saved
+    with the finished submissions, so --resume grades it."""
+    from course.grader.results import finish, not_run
+    from course.grader.scoring import derive_seed
+
+    message = "grading was interrupted before this submission was graded; continue with --resume"
+    exercises = {e["name"]: not_run(e["name"], scheme=scheme, max_points=e["max_points"], cause="not_reached",
+                                    message=message, seed=derive_seed(run_seed, sub.id, e["name"]))
+                 for e in ex_config}
+    result = dict(id=sub.id, source=sub.source.name, status="not_graded", notes=[message], exercises=exercises,
+                  duration=0.0)
     return finish(result, {e["name"]: e["max_points"] for e in ex_config})
 
 

@@ -13,9 +13,18 @@ Writes, under --out:
   checks and points). The learner's repository never contains it: it is
   checked out at run time, outside the workspace, with a read-only token.
 
-Each command-grader step runs `python -m course.grader.classroom verdict NAME`,
-which exits 0 exactly when NAME passed in the graded results, and prints the
-learner's feedback for it.
+Each command-grader step runs `python -m course.grader.classroom verdict NAME
+RESULTS`, which exits 0 exactly when NAME passed in the graded results, and
+prints the learner's feedback for it. The command grader runs it with PATH and
+HOME alone (no RUNNER_TEMP), in the learner's repository: RESULTS is therefore
+an absolute path the workflow writes in (`${{ runner.temp }}`, filled in by
+Actions), and a results file inside the repository is never read.
+
+The runner is not root and Ubuntu 24.04 restricts user namespaces through
+AppArmor: the workflow installs bubblewrap and lifts that restriction for the
+job (hosted runners have passwordless sudo). Graded code then runs in a
+sandbox, or the grading step fails the run: no learner gets a grade from a
+run where their code could read the kit.
 """
 
 from __future__ import annotations
@@ -44,7 +53,7 @@ def workflow(exercises: list[tuple[str, float]], grade_options: list[str], kit_r
     repo = kit_repo or "${{ vars.JAXLINGS_KIT_REPO }}"
     grade = ("JAXLINGS_COURSE_ROOT=\"$RUNNER_TEMP/" + KIT_DIR + "\" python -I -m course grade --gradescope "
              "--submission . --results \"$RUNNER_TEMP/" + RESULTS + "\" --out \"$RUNNER_TEMP/jaxlings-out\" "
-             + " ".join(_shell(o) for o in grade_options) + " || true")
+             + " ".join(_shell(o) for o in grade_options))
     lines = [
         "# Written by `jaxlings grade --bundle github-classroom`. Grades this repository on every push.",
         "name: Autograding Tests",
@@ -61,20 +70,28 @@ def workflow(exercises: list[tuple[str, float]], grade_options: list[str], kit_r
         "    steps:",
         "      - name: Check out the submission",
         "        uses: actions/checkout@v4",
+        "        with:",
+        "          persist-credentials: false",
         "      - name: Fetch the grading kit (a private repository)",
         "        uses: actions/checkout@v4",
         "        with:",
         f"          repository: {_q(repo)}",
         "          token: ${{ secrets.JAXLINGS_KIT_TOKEN }}",
         f"          path: {KIT_DIR}",
+        "          persist-credentials: false",  # the token is not left in the kit's .git/config
         "      - name: Move the kit out of the workspace",
         f"        run: mv {KIT_DIR} \"$RUNNER_TEMP/{KIT_DIR}\"",
         "      - uses: actions/setup-python@v5",
         "        with:",
         "          python-version: \"3.11\"",
+        "      - name: Allow the sandbox for graded code (bubblewrap, user namespaces)",
+        "        run: |",
+        "          sudo apt-get install -y -q bubblewrap",
+        "          if [ -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ]; then",
+        "            sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
+        "          fi",
         "      - name: Install the grader",
         "        run: |",
-        "          sudo apt-get install -y -q bubblewrap || true",
         f"          python -m pip install -q --index-url {TORCH_CPU} torch==2.13.0",
         f"          python -m pip install -q -c \"$RUNNER_TEMP/{KIT_DIR}/constraints.txt\" \"$RUNNER_TEMP/{KIT_DIR}\"",
         "      - name: Grade every exercise",
@@ -87,7 +104,7 @@ def workflow(exercises: list[tuple[str, float]], grade_options: list[str], kit_r
             f"        uses: {COMMAND_GRADER}",
             "        with:",
             f"          test-name: {_q(name)}",
-            f"          command: {_q(f'python -I -m course.grader.classroom verdict {name}')}",
+            f"          command: {_q(verdict_command(name))}",
             "          timeout: 1",
             f"          max-score: {_points(points)}",
         ]
@@ -102,8 +119,18 @@ def workflow(exercises: list[tuple[str, float]], grade_options: list[str], kit_r
     return "\n".join(lines) + "\n"
 
 
+def verdict_command(name: str) -> str:
+    # ${{ runner.temp }} is filled in by Actions before the step runs: an absolute path
+    # outside the learner's repository, which the command grader's environment lacks.
+    return f"python -I -m course.grader.classroom verdict {name} \"${{{{ runner.temp }}}}/{RESULTS}\""
+
+
 def _points(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
+    # The command grader reads max-score with parseInt: 0.5 would be 0, 2.5 would be 2.
+    if not float(x).is_integer():
+        raise BundleError(f"GitHub Classroom counts whole points only (max-score {x} would be read as "
+                          f"{int(x)}): give every exercise whole points in the points file")
+    return str(int(x))
 
 
 def _shell(word: str) -> str:
@@ -131,15 +158,16 @@ def write_classroom(out_dir: Path, *, exercises: list[str] | None, checks_dirs: 
         raise BundleError("GitHub Classroom's command grader gives all of a step's points or none: "
                           "partial credit ([checks] weights) cannot be reported; drop them for this bundle")
     files, options = kit_files(exercises=[e.name for e in chosen], checks_dirs=checks_dirs,
-                               points_file=points_file, partial=False, root_prefix=f"$RUNNER_TEMP/{KIT_DIR}")
+                               points_file=points_file, partial=False, root_prefix=f"$RUNNER_TEMP/{KIT_DIR}",
+                               weak_isolation=False)
+    points = [(e.name, scheme.points_for(e.name, e.points or 1)) for e in chosen]
+    text = workflow(points, options, kit_repo)  # before anything is written: whole points are checked here
     kit = out_dir / "grading-kit"
     if kit.exists():
         shutil.rmtree(kit)
     for path, arc in files:
         (kit / arc).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, kit / arc)
-    points = [(e.name, scheme.points_for(e.name, e.points or 1)) for e in chosen]
-    text = workflow(points, options, kit_repo)
     target = out_dir / ".github" / "workflows" / "classroom.yml"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
@@ -166,11 +194,21 @@ def verdict(name: str, results: Path) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) in (2, 3) and argv[0] == "verdict":
-        default = Path(os.environ.get("RUNNER_TEMP", ".")) / RESULTS
-        return verdict(argv[1], Path(argv[2]) if len(argv) == 3 else default)
-    print("usage: python -m course.grader.classroom verdict EXERCISE [RESULTS_JSON]", file=sys.stderr)
+    if len(argv) == 3 and argv[0] == "verdict":
+        results = Path(argv[2])
+        # Never from the workspace: the learner's repository could hold a results file of its own.
+        workspace = [Path(p).resolve() for p in (os.getcwd(), os.environ.get("GITHUB_WORKSPACE")) if p]
+        if not results.is_absolute() or any(_within(results.resolve(), w) for w in workspace):
+            print(f"{argv[1]}: not graded (the results must be an absolute path outside the repository, "
+                  f"not {argv[2]!r})")
+            return 1
+        return verdict(argv[1], results)
+    print("usage: python -m course.grader.classroom verdict EXERCISE /ABSOLUTE/RESULTS.json", file=sys.stderr)
     return 2
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 if __name__ == "__main__":

@@ -185,23 +185,29 @@ def _gradescope(args) -> int:
     from course.grader.batch import GradeError, grade, secrets_for
     from course.grader.discovery import Submission
     from course.grader.gradescope import (NEEDED_MB, PRESTART_MB, SUBMISSION_BUDGET_S, WORKER_RESERVE_MB, ProgressiveResults,
-                                          container_memory_mb, results_json)
+                                          container_memory_mb, not_graded_json, results_json)
     from course.grader.reports import write_atomic
 
     if not args.submission.is_dir():
         raise GradeError(_("--gradescope: no submission folder at {folder}").format(folder=args.submission))
     out = args.out or Path(tempfile.mkdtemp(prefix="jaxlings-gradescope-"))
     limit = container_memory_mb()
-    note = ""
     if limit is not None and limit < NEEDED_MB:
-        note = (f"This autograder container has {limit} MB of memory; jaxlings needs about {NEEDED_MB} MB. "
-                "Instructor: choose a larger autograder in the assignment's settings.")
+        # Refused before grading: a learner child capped to fit would fail the reference
+        # solutions too, and each test would blame the learner's code for it.
+        write_atomic(args.results, not_graded_json(
+            f"Not graded: the autograder container is too small ({limit} MB; needs {NEEDED_MB} MB). "
+            "Instructor: choose a larger autograder in the assignment's settings, then regrade.",
+            visibility=args.visibility))
+        raise GradeError(_("the autograder container is too small ({limit} MB; needs {needed} MB): "
+                           "wrote {path} saying so, without grading").format(
+                               limit=limit, needed=NEEDED_MB, path=args.results))
     memory_mb = args.memory_mb
     if memory_mb is None and limit is not None:
         memory_mb = max(256, min(4096, limit - WORKER_RESERVE_MB))
     secrets = secrets_for(args.checks)
     progress = ProgressiveResults(args.results, secrets, visibility=args.visibility,
-                                  partial=args.partial or args.points is not None, note=note)
+                                  partial=args.partial or args.points is not None)
     opts = _options(args, class_dir=None, out_dir=out, jobs=1, resume=False, memory_mb=memory_mb,
                     submission_timeout=args.submission_timeout or SUBMISSION_BUDGET_S,
                     submissions=[Submission("submission", args.submission.resolve())],
@@ -212,8 +218,6 @@ def _gradescope(args) -> int:
     if not outcome.submissions:
         raise GradeError(_("the submission could not be graded"))
     sub = outcome.submissions[0]
-    if note:
-        sub["notes"] = [note, *sub.get("notes", [])]
     text = results_json(sub, secrets, visibility=args.visibility, partial=outcome.run["partial"])
     write_atomic(args.results, text)
     if not args.quiet:

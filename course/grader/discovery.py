@@ -69,7 +69,11 @@ def discover(class_dir: Path) -> tuple[list[Submission], list[str]]:
     ignored: list[str] = []
     taken: set[str] = set()
     for entry in sorted(class_dir.iterdir(), key=lambda p: p.name):
-        if entry.name.startswith(".") or entry.name in _IGNORED_DIRS:
+        if entry.name.startswith("."):
+            # Reported, never dropped in silence: it may be a learner's hand-in (".anna").
+            ignored.append(f"{entry.name} (its name starts with '.': rename it to grade it)")
+            continue
+        if entry.name in _IGNORED_DIRS:
             continue
         if entry.is_symlink():
             ignored.append(f"{entry.name} (a link: submissions must be real folders or archives)")

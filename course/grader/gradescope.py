@@ -22,6 +22,7 @@ def results_json(sub: dict, secrets: list[str], *, visibility: str = "visible", 
     tests = []
     for name, ex in sub.get("exercises", {}).items():
         if partial and ex["checks"]:
+            first = len(tests)
             for check in ex["checks"]:
                 tests.append(dict(
                     name=f"{name}: {check['name']}",
@@ -31,6 +32,8 @@ def results_json(sub: dict, secrets: list[str], *, visibility: str = "visible", 
                     output=_output(check, check["outcome"] == "passed", secrets),
                     visibility=visibility,
                 ))
+            _sum_exactly(tests[first:], "max_score", ex["max_points"])
+            _sum_exactly(tests[first:], "score", ex["points"])
         else:
             lines = [_output(ex, ex["passed"], secrets)] if not ex["checks"] else []
             for check in ex["checks"]:
@@ -48,6 +51,8 @@ def results_json(sub: dict, secrets: list[str], *, visibility: str = "visible", 
             ))
     for i, test in enumerate(tests, 1):
         test["number"] = str(i)
+    _sum_exactly(tests, "max_score", sub["max_total"])  # only where the exercises' own sums did not add up
+    _sum_exactly(tests, "score", sub["total"])
     notes = "\n".join(sub.get("notes", []))
     doc = {
         "score": sub["total"],
@@ -59,6 +64,33 @@ def results_json(sub: dict, secrets: list[str], *, visibility: str = "visible", 
         "tests": tests,
     }
     return json.dumps(safe.clean(doc), indent=2, ensure_ascii=False) + "\n"
+
+
+def not_graded_json(message: str, *, visibility: str = "visible") -> str:
+    """results.json for a submission the grader refused to grade: no tests, a score of 0 the
+    output explains as the platform's doing, never the learner's."""
+    doc = {"score": 0.0, "output": message, "visibility": visibility, "stdout_visibility": "hidden", "tests": []}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _sum_exactly(tests: list[dict], key: str, total: float) -> None:
+    """Make the tests' `key` values add up, in floating point and in order, to exactly `total`.
+
+    A point split in ten is ten 0.1s, which a platform summing floats makes 0.9999999999999999:
+    the largest of the values takes up the difference (far below the displayed precision)."""
+    if not tests:
+        return
+    values = [float(t[key] or 0.0) for t in tests]
+    biggest = max(range(len(values)), key=lambda i: values[i])
+    for _ in range(4):
+        running = 0.0
+        for v in values:
+            running += v
+        if running == total or abs(total - running) > 1e-9 * max(1.0, abs(total)):
+            break  # exact, or apart for a reason of its own (not rounding): left as it is
+        values[biggest] += total - running
+    for test, v in zip(tests, values):
+        test[key] = v
 
 
 def _output(item: dict, passed: bool, secrets: list[str]) -> str:
