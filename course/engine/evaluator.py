@@ -72,33 +72,33 @@ _SIGNALS = {signal.SIGSEGV: "SIGSEGV", signal.SIGBUS: "SIGBUS", signal.SIGABRT: 
 
 
 from course.engine.programs import EvaluatorFailure, ProgramError  # noqa: E402 - after sys.path
-from course.engine.words import N_, _  # noqa: E402
+from course.engine.words import _  # noqa: E402
 
 
 # The messages a check shows when the evaluator, not the program's logic, failed.
 def _crashed(sig: str) -> str:
-    return _(N_("your program could not be run: it crashed the evaluator ({signal})")).format(signal=sig)
+    return _("your program could not be run: it crashed the evaluator ({signal})").format(signal=sig)
 
 
 def _too_slow(seconds: float) -> str:
-    return _(N_("your program took longer than {seconds:g} s to run")).format(seconds=seconds)
+    return _("your program took longer than {seconds:g} s to run").format(seconds=seconds)
 
 
 def _too_much_cpu() -> str:
-    return _(N_("your program could not be run: it used more CPU time than the evaluator allows "
-                "({seconds} s)")).format(seconds=CPU_SECONDS_PER_REQUEST)
+    return _("your program could not be run: it used more CPU time than the evaluator allows "
+                "({seconds} s)").format(seconds=CPU_SECONDS_PER_REQUEST)
 
 
 def _ended(code: int) -> str:
-    return _(N_("your program could not be run: the evaluator ended with code {code}")).format(code=code)
+    return _("your program could not be run: the evaluator ended with code {code}").format(code=code)
 
 
 def _unreadable() -> str:
-    return _(N_("your program could not be run: the evaluator sent a reply the check cannot read"))
+    return _("your program could not be run: the evaluator sent a reply the check cannot read")
 
 
 def _no_start(why: str) -> str:
-    return _(N_("the evaluator that runs programs could not start: {why}")).format(why=why)
+    return _("the evaluator that runs programs could not start: {why}").format(why=why)
 
 
 def failure(message: str) -> EvaluatorFailure:

@@ -96,13 +96,13 @@ class OverBudget(ProgramError):
 
 
 def over_budget_message(cost: "Cost", budget: "Cost") -> str:
-    from course.engine.words import N_, _
+    from course.engine.words import _
 
     if cost.flops > budget.flops:
-        return _(N_("your program would do about {work:.2g} arithmetic operations, more than the {limit:.2g} "
-                    "the check allows for it")).format(work=cost.flops, limit=budget.flops)
-    return _(N_("your program would move about {work:.2g} bytes of memory, more than the {limit:.2g} "
-                "the check allows for it")).format(work=cost.bytes, limit=budget.bytes)
+        return _("your program would do about {work:.2g} arithmetic operations, more than the {limit:.2g} "
+                    "the check allows for it").format(work=cost.flops, limit=budget.flops)
+    return _("your program would move about {work:.2g} bytes of memory, more than the {limit:.2g} "
+                "the check allows for it").format(work=cost.bytes, limit=budget.bytes)
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
