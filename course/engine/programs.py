@@ -1,4 +1,4 @@
-"""Programs as evidence: the learner's function, lowered in the child, read here.
+"""Programs as evidence: the learner's function, lowered in the child, read by the evaluator.
 
 Some things a check must judge live in the *program*, not in its outputs: is
 the epoch one `while` loop or thirty unrolled steps, is the batch sharded over
@@ -6,8 +6,8 @@ the mesh, which shapes was the step compiled for. Measuring them inside the
 learner's process (counting `make_jaxpr` equations, reading `.sharding`,
 recording traces) is worthless: learner code ran there first and can patch
 anything. Instead the probe lowers the learner's function on shapes the check
-chose and returns the StableHLO text; this module parses that text on the
-trusted side. The text is the program XLA would compile for those inputs:
+chose and returns the StableHLO text; this module has the evaluator
+(`course.engine.evaluator`) parse it, never the learner's process. The text is the program XLA would compile for those inputs:
 forging one that says "loop" or "sharded" while computing the right numbers
 costs as much as writing the loop or the sharding, and the check compares
 outputs separately.
@@ -542,7 +542,7 @@ def _partitioned(text: str) -> "Program":
         raise ProgramError(f"the lowered program uses operations that are not run here: {', '.join(refused[:5])}")
     if len(program.meshes) != 1:
         raise ProgramError(f"the lowered program declares {len(program.meshes)} meshes; only programs "
-                           "over one mesh are run on the trusted side")
+                           "over one mesh are run by the check")
     devices = math.prod(next(iter(program.meshes.values())).values())
     if not 1 <= devices <= MAX_PARTITIONS or program.num_partitions != devices:
         raise ProgramError(f"the lowered program is partitioned {program.num_partitions} ways over a mesh of "
