@@ -19,6 +19,7 @@ CASES = {
     "check_latency.py": (["--rounds", "1", "--exercises", "functional_ops,jit_branch", "--cli-sample", "1"],
                          ["warm check -> verdict: median", "target: every exercise <= 3 s",
                           "one-off `jaxlings check`: median", "one-off/warm"]),
+    "evaluator_cost.py": (["--calls", "2"], ["cold: first request", "warm run: median", "idle evaluator RSS"]),
     "tui_startup.py": (["--runs", "1"], ["first frame / 1 s target", "heavy modules imported before the first frame"]),
     "train_variants.py": (
         ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "2", "--fused-rounds", "1",
