@@ -186,3 +186,22 @@ def test_a_40_mb_reply_of_nested_empty_lists_is_refused_with_bounded_memory():
         tracemalloc.stop()
     assert peak < 1_000_000  # counted, never parsed
     assert wire.decode(wire.encode({"x": [np.arange(3), [1.0, "a"]]}))["x"][1] == [1.0, "a"]
+
+
+def test_a_learner_that_floods_the_protocol_with_nested_lists_fails_with_bounded_memory():
+    from pathlib import Path
+
+    from course.catalog import load_catalog
+    from course.engine.runner import CheckSession
+
+    attack = Path(__file__).resolve().parent / "attacks" / "jit_branch" / "nested_list_reply.py"
+    with CheckSession(warm=False) as session:
+        tracemalloc.start()
+        try:
+            result = session.run(load_catalog().exercise("jit_branch"), learner_file=attack)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert not result.passed and result.cause == "crash", (result.cause, result.message)
+    assert "lists or objects, more than" in result.message
+    assert peak < 200 * 2**20, f"reading the reply took {peak >> 20} MiB"  # the reply is 40 MB
