@@ -24,6 +24,7 @@ CASES = {
     "idle_footprint.py": (["--exercise", "fx_scale", "--course", "tests/fixtures/course", "--warm-window", "5"],
                           ["warm, for JAXLINGS_SERVER_WARM s", "idle footprint (5 s after the check here)",
                            "target: idle footprint <= 400 MB RSS: PASS", "target: ends with its workspace: PASS"]),
+    "evaluator_cost.py": (["--calls", "2"], ["cold: first request", "warm run: median", "idle evaluator RSS"]),
     "tui_startup.py": (["--runs", "1"], ["first frame / 1 s target", "heavy modules imported before the first frame"]),
     "train_variants.py": (
         ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "2", "--fused-rounds", "1",

@@ -5,14 +5,15 @@ returns evidence, this process judges. Two kinds of evidence need more than a
 comparison, and live here:
 
 - A *lowered program*: the probe returns `jax.jit(fn).lower(*specs).as_text()`
-  for shapes the check chose, and `run_lowered` compiles and runs that StableHLO
-  here on values the child never saw (through `course.engine.programs.run`). A
+  for shapes the check chose, and `run_lowered` has the evaluator compile and run
+  that StableHLO on values the child never saw (`course.engine.programs.run`). A
   program's text is cheap to forge; a program that gives the right numbers on
   fresh inputs is not, so "it works under jit" no longer rests on a `jax.jit`
   the learner's code could replace. The text is hostile: MLIR verifies it, and
-  its size, the sizes of its tensors and its operations are bounded before XLA
-  compiles it (no custom calls, no callbacks; a loop runs in a process of its
-  own, ended after a time limit), so it can neither hang nor exhaust this process.
+  its size, nesting, tensors, operations and estimated cost are bounded before
+  XLA compiles it (no custom calls, no callbacks), and only the evaluator, a
+  disposable process under a time limit, parses and runs it: a program that
+  crashes or hangs it costs one check, never this process.
 - *Parameters of a known architecture*: `mlp_forward` evaluates the course's
   MLP (Linear, ReLU, Linear) from returned arrays in NumPy, in float64, so a
   check compares the learner's outputs with numbers no library in the child
@@ -49,7 +50,7 @@ def read_program(text: Any, *, what: str) -> Program:
 
 def run_lowered(text: Any, args: list, *, what: str) -> list[np.ndarray]:
     """Run the learner's lowered program on `args` (NumPy arrays) here, on the CPU
-    (`course.engine.programs.run`: verified, bounded, no custom calls; loops apart, under a time limit).
+    (`course.engine.programs.run`: in the evaluator, verified, bounded, no custom calls, under a time limit).
 
     Fails the check, with `what` in the message, when the evidence is not a
     program this process will run or its signature does not fit `args`.

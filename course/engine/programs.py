@@ -1,4 +1,4 @@
-"""Programs as evidence: the learner's function, lowered in the child, read here.
+"""Programs as evidence: the learner's function, lowered in the child, read by the evaluator.
 
 Some things a check must judge live in the *program*, not in its outputs: is
 the epoch one `while` loop or thirty unrolled steps, is the batch sharded over
@@ -6,8 +6,8 @@ the mesh, which shapes was the step compiled for. Measuring them inside the
 learner's process (counting `make_jaxpr` equations, reading `.sharding`,
 recording traces) is worthless: learner code ran there first and can patch
 anything. Instead the probe lowers the learner's function on shapes the check
-chose and returns the StableHLO text; this module parses that text on the
-trusted side. The text is the program XLA would compile for those inputs:
+chose and returns the StableHLO text; this module has the evaluator
+(`course.engine.evaluator`) parse it, never the learner's process. The text is the program XLA would compile for those inputs:
 forging one that says "loop" or "sharded" while computing the right numbers
 costs as much as writing the loop or the sharding, and the check compares
 outputs separately.
@@ -24,9 +24,16 @@ program does is the same either way. For a sharded input, pass arrays placed
 with `jax.device_put(x, sharding)` instead of `ShapeDtypeStruct`s (or give the
 struct a `sharding=`), and the lowered module carries the shardings.
 
-Everything here treats the text as hostile: it is scanned with regular
-expressions and handed to MLIR's parser and verifier (the same ones XLA runs
-before compiling), never executed; sizes are bounded; a malformed module is a
+Everything here treats the text as hostile, and no trusted process ever hands
+it to a parser or a compiler. The trusted side (`parse`, `run`,
+`matrix_products`, `single_device`, `cost`, called by the checks) only bounds
+the text in plain Python (`bounded_text`: its size and the nesting depth of its
+brackets, the two things that overflow MLIR's parser) and forwards it, with the
+check's inputs, to the evaluator (`course.engine.evaluator`): a disposable
+process, in the check sandbox where one works, that parses it with MLIR's
+parser and verifier (the same ones XLA runs before compiling), estimates what
+running it costs, compiles and runs it under a time limit. Whatever goes wrong
+there (a malformed module, a program over its budget, a crash, a timeout) is a
 `ProgramError` whose message a check can show. The verifier is what makes
 edited text useless: a module whose signature was rewritten to claim other
 shapes than its body computes does not verify.
@@ -41,9 +48,15 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-MAX_PROGRAM_CHARS = 20_000_000
-# Compiling runs in the trusted process without a time limit: only small programs are run.
+# What the trusted side lets through to the evaluator (`bounded_text`): lowered programs of
+# the course's exercises are tens of kilobytes; a program is run only under MAX_RUN_CHARS.
+MAX_PROGRAM_CHARS = 2_000_000
 MAX_RUN_CHARS = 1_000_000
+# Brackets ( { [ < nested deeper than this: MLIR's parser recurses once per level (about
+# 20,000 nested `case` regions overflow its stack); JAX's programs nest a few dozen deep.
+MAX_NESTING = 256
+# True in the evaluator process (course.engine.evaluator), the only one that parses and runs.
+HERE = False
 
 # `%0:4 = stablehlo.while(...)`, `stablehlo.return ...`, `"stablehlo.foo"(...)`, `func.call @f(...)`.
 _OP = re.compile(r'^\s*(?:%[\w#:.,% ]+=\s*)?"?([a-z][a-z0-9_]*\.[a-z][a-z0-9_.]*)"?[\s(<{]')
@@ -68,6 +81,52 @@ MLIR_DTYPES = {
 
 class ProgramError(ValueError):
     """The text the learner's process sent is not a lowered JAX program."""
+
+
+class EvaluatorFailure(ProgramError):
+    """The evaluator could not run a program: it crashed, passed a limit or timed out."""
+
+
+class OverBudget(ProgramError):
+    """A program whose estimated cost is over the budget it is run with."""
+
+    def __init__(self, cost: "Cost", budget: "Cost") -> None:
+        super().__init__(over_budget_message(cost, budget))
+        self.cost, self.budget = cost, budget
+
+
+def over_budget_message(cost: "Cost", budget: "Cost") -> str:
+    from course.engine.words import _
+
+    if cost.flops > budget.flops:
+        return _("your program would do about {work:.2g} arithmetic operations, more than the {limit:.2g} "
+                    "the check allows for it").format(work=cost.flops, limit=budget.flops)
+    return _("your program would move about {work:.2g} bytes of memory, more than the {limit:.2g} "
+                "the check allows for it").format(work=cost.bytes, limit=budget.bytes)
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^(){}\[\]<>]+")
+_DEPTH_STEP = str.maketrans({c: "+" for c in "({[<"} | {c: "-" for c in ")}]>"})
+
+
+def bounded_text(text: object, limit: int = MAX_PROGRAM_CHARS) -> str:
+    """`text`, if it is a program text the evaluator may be handed: a str of at most `limit`
+    characters, brackets nested at most MAX_NESTING deep. Plain Python on the
+    trusted side, linear in the text's length: no parser sees a text that fails this."""
+    if not isinstance(text, str):
+        raise ProgramError(f"expected the lowered program as text, got {type(text).__name__}")
+    if len(text) > limit:
+        raise ProgramError(f"the lowered program is {len(text)} characters, more than the {limit} "
+                           "a program may have to be read by the check")
+    steps = _NOT_BRACKET.sub("", _STRING.sub("", text).replace("->", "")).translate(_DEPTH_STEP)
+    depth = 0
+    # Runs of openings are where depth grows: only their ends need a look.
+    for run in re.finditer(r"\++|-+", steps):
+        depth = max(0, depth + (len(run.group()) if run.group()[0] == "+" else -len(run.group())))
+        if depth > MAX_NESTING:
+            raise ProgramError(f"the lowered program nests its brackets more than {MAX_NESTING} deep")
+    return text
 
 
 @dataclass(frozen=True)
@@ -132,13 +191,12 @@ def parse(text: object, *, verify: bool = True) -> Program:
     With `verify`, MLIR parses and verifies the module first: types must agree
     between every definition and use, so a signature edited by hand is refused.
     """
-    if not isinstance(text, str):
-        raise ProgramError(f"expected the lowered program as text, got {type(text).__name__}")
-    if len(text) > MAX_PROGRAM_CHARS:
-        raise ProgramError(f"the lowered program is {len(text)} characters, more than {MAX_PROGRAM_CHARS}")
+    text = bounded_text(text)
     main = _MAIN.search(text)
     if main is None or not _ALIASES.sub("", text[:main.start()]).lstrip().startswith("module"):
         raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
+    if verify and not HERE:
+        return _program_from_plain(text, _forward("parse", text))
     program = Program(text=text)
     if verify:
         # From MLIR's own reading: nothing hides on a shared line, and no string (a
@@ -196,8 +254,12 @@ def matrix_products(text: object) -> tuple[int, int]:
     how many of them sit in a while loop's body. A private function is counted once per call,
     so a jitted helper called in a Python loop counts as many products as it is called.
     Read through MLIR, not from the text; a ProgramError when the program cannot be read."""
-    if not isinstance(text, str):
-        raise ProgramError(f"expected the lowered program as text, got {type(text).__name__}")
+    text = bounded_text(text)
+    if not HERE:
+        got = _forward("matrix_products", text)
+        if type(got) is not list or len(got) != 2 or not all(type(n) is int and n >= 0 for n in got):
+            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+        return got[0], got[1]
     from jax._src.lib.mlir import ir
 
     context, module = _verified_module(text)
@@ -337,12 +399,11 @@ def _collect_constraints(operation, out: list[Value]) -> None:
                 _collect_constraints(op.operation, out)
 
 
-# -- running a program on the trusted side -----------------------------------------
+# -- running a program (in the evaluator) --------------------------------------------
 
-# What a program may hold to be run here: pure, bounded computation. No custom calls
-# into native code or Python, no host transfers, no collectives. A loop (`_LOOPS`) is
-# run too, but never in this process: a `while` whose condition never fails would
-# hang it, and the learner's time limit does not apply here (`_execute_apart`).
+# What a program may hold to be run: pure, bounded computation. No custom calls into
+# native code or Python, no host transfers, no collectives (but per-device code's, see
+# _PER_DEVICE). Every run, loop or not, is under the evaluator's time limit (LOOP_SECONDS).
 _RUNNABLE = frozenset(f"stablehlo.{name}" for name in """
 abs add and atan2 bitcast_convert broadcast broadcast_in_dim cbrt ceil clamp compare complex
 concatenate constant convert cosine count_leading_zeros divide dot dot_general dynamic_slice
@@ -361,45 +422,98 @@ case if
     """.split()}
 _LOOPS = frozenset({"stablehlo.while"})
 MAX_TENSOR_ELEMENTS = 4_000_000
-# Seconds a program with a loop may run in its own process before it is ended.
+# Seconds the evaluator may take to compile and run one program before it is ended.
 LOOP_SECONDS = 30.0
+# Seconds it may take to read one (parse, verify, count, estimate): no program runs then.
+READ_SECONDS = 30.0
 
 _COMPILED: dict[str, object] = {}
+_READ: dict[str, tuple] = {}  # text hash -> (Program, Cost), in the evaluator
 _COMPILED_LOCK = threading.Lock()
 
 
-def run(text: object, *args, global_view: bool = False) -> list:
-    """Compile a lowered single-device program here and run it on `args` (NumPy arrays).
+@dataclass(frozen=True)
+class Cost:
+    """What running a program costs, estimated from its operations' shapes (`cost`):
+    arithmetic operations and bytes its operations read and write. `bounded` is False
+    when a loop's trip count could not be read (it is then counted once; the time
+    limit bounds the rest)."""
+
+    flops: float
+    bytes: float
+    bounded: bool = True
+
+    def times(self, factor: float) -> "Cost":
+        """A budget `factor` times this cost (a reference program's), never below MIN_BUDGET."""
+        return Cost(max(self.flops * factor, MIN_BUDGET.flops), max(self.bytes * factor, MIN_BUDGET.bytes))
+
+
+# The budget of a program run without a reference's (`run(..., budget=None)`): about ten
+# seconds of one CPU core at the worst; the course's programs cost less than 1e8.
+MAX_COST = Cost(flops=2e10, bytes=2e10)
+# The least budget derived from a reference: small programs differ by constant overheads.
+MIN_BUDGET = Cost(flops=1e7, bytes=1e8)
+
+
+def run(text: object, *args, global_view: bool = False, budget: Cost | None = None) -> list:
+    """Compile a lowered single-device program and run it on `args` (NumPy arrays), in the evaluator.
 
     For evidence that must not be computed in the learner's process: the
     program is fixed (lowered on shapes only) before the inputs are chosen,
     so its outputs on them were never seen there. The text is hostile: it is
-    verified by MLIR, bounded in size and in the size of every tensor, and only
-    the operations in _RUNNABLE are run; anything else, or arguments that do not
-    match `args` exactly, is a ProgramError. Compiled programs are kept (by the
-    text's hash) for the next check that sends the same one. A program with a
-    loop runs in a process of its own, ended after LOOP_SECONDS.
+    bounded here (`bounded_text`), then in the evaluator verified by MLIR,
+    bounded in the size of every tensor and in its estimated cost (`budget`,
+    e.g. `cost(reference).times(20)`; MAX_COST without one), and only the
+    operations in _RUNNABLE are run; anything else, or arguments that do not
+    match `args` exactly, is a ProgramError. Compiling and running are under a
+    time limit (LOOP_SECONDS), loop or not. The evaluator keeps compiled
+    programs (by the text's hash) for the next check that sends the same one.
 
     With `global_view`, a program lowered for a mesh is run too: such a module
     is the whole computation on global shapes, and its shardings (`sdy.mesh`,
     `sdy.sharding` on values, `sdy.sharding_constraint` and `sdy.reshard`) only
     say where each piece would live, which changes no value. They are dropped
-    (`single_device`) and the same computation runs here on one device. Read the
+    (`single_device`) and the same computation runs on one device. Read the
     shardings from `parse` before: running proves what the program computes,
     the annotations where. A program with per-device code (`sdy.manual_computation`,
     from shard_map, and the collectives in it) has no single-device form: it is
-    compiled for its mesh and run in a process of its own with that many CPU
-    devices (`_execute_partitioned`).
+    compiled for its mesh and run on that many of the evaluator's CPU devices.
     """
     if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
         raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
-                           f"{MAX_RUN_CHARS} are run on the trusted side")
-    if global_view and isinstance(text, str) and "sdy.manual_computation" in text:
-        return _execute_partitioned(_partitioned(text), args)
+                           f"{MAX_RUN_CHARS} are run by the check")
+    text = bounded_text(text, MAX_RUN_CHARS)
+    budget = MAX_COST if budget is None else budget
+    if not HERE:
+        import numpy as np
+
+        arrays = [np.asarray(a) for a in args]
+        got = _forward("run", text, seconds=LOOP_SECONDS, args=arrays, global_view=bool(global_view),
+                       budget=[float(budget.flops), float(budget.bytes)])
+        if type(got) is not list or not all(type(a) is np.ndarray for a in got):
+            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+        return got
+    if global_view and "sdy.manual_computation" in text:
+        program = _partitioned(text)
+        arrays = _checked_inputs(program, args)
+        _within_budget(text, budget)
+        return _run_on_mesh(program, arrays, program.num_partitions)
     if global_view:
         text = single_device(text)
-    program = _runnable(text)
-    return _execute(program, args, apart=any(op in _LOOPS for op in program.ops))
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    with _COMPILED_LOCK:
+        known = _READ.get(key)
+    if known is None:  # a check runs one program on several inputs: read and cost it once
+        known = _runnable(text), cost(text)
+        with _COMPILED_LOCK:
+            if len(_READ) > 256:
+                _READ.clear()
+            _READ[key] = known
+    program, spent = known
+    arrays = _checked_inputs(program, args)
+    if spent.flops > budget.flops or spent.bytes > budget.bytes:
+        raise OverBudget(spent, budget)
+    return _execute(program, arrays)
 
 
 def _runnable(text: object) -> "Program":
@@ -408,17 +522,13 @@ def _runnable(text: object) -> "Program":
     if any(not op.startswith("sdy.") for op in refused):  # what it computes, before where it would run
         raise ProgramError(f"the lowered program uses operations that are not run here: {', '.join(refused[:5])}")
     if program.num_partitions != 1 or program.meshes or refused:
-        raise ProgramError("only single-device programs are run on the trusted side")
+        raise ProgramError("only single-device programs are run by the check")
     return program
 
 
-def _execute(program: "Program", args: tuple, *, apart: bool = False) -> list:
-    import numpy as np
-
-    arrays = _checked_inputs(program, args)
-    if apart:
-        return _execute_apart(program.text, arrays)
+def _execute(program: "Program", arrays: list) -> list:
     import jax
+    import numpy as np
 
     executable, device = _compiled(program.text)
     outs = executable.execute_sharded([jax.device_put(a, device) for a in arrays])
@@ -443,29 +553,13 @@ def _partitioned(text: str) -> "Program":
         raise ProgramError(f"the lowered program uses operations that are not run here: {', '.join(refused[:5])}")
     if len(program.meshes) != 1:
         raise ProgramError(f"the lowered program declares {len(program.meshes)} meshes; only programs "
-                           "over one mesh are run on the trusted side")
+                           "over one mesh are run by the check")
     devices = math.prod(next(iter(program.meshes.values())).values())
     if not 1 <= devices <= MAX_PARTITIONS or program.num_partitions != devices:
         raise ProgramError(f"the lowered program is partitioned {program.num_partitions} ways over a mesh of "
                            f"{devices} devices; only meshes of up to {MAX_PARTITIONS} devices, all used, "
                            "are run here")
     return program
-
-
-def _execute_partitioned(program: "Program", args: tuple) -> list:
-    """Run a program for a mesh of N devices in a process of its own with N CPU devices.
-
-    The process is the trusted one of `_execute_apart` (this module, no learner
-    code) with XLA told to make N host devices: the program is compiled for
-    them as jax.jit would compile it, its inputs placed as the compiled program
-    asks, and its outputs gathered whole."""
-    import os
-
-    devices = program.num_partitions
-    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if "device_count" not in f]
-    env = {"XLA_FLAGS": " ".join([*flags, f"--xla_force_host_platform_device_count={devices}"]),
-           "JAXLINGS_PARTITIONS": str(devices)}
-    return _execute_apart(program.text, _checked_inputs(program, args), env=env)
 
 
 def _checked_inputs(program: "Program", args: tuple) -> list:
@@ -484,8 +578,8 @@ def _checked_inputs(program: "Program", args: tuple) -> list:
 
 
 def _run_on_mesh(program: "Program", arrays: list, devices: int) -> list:
-    """In the process of `_execute_partitioned`: compile `program` (read by `_partitioned`)
-    for `devices` CPU devices and run it."""
+    """In the evaluator (started with MAX_PARTITIONS host devices): compile `program` (read
+    by `_partitioned`) for `devices` CPU devices and run it."""
     import jax
     import numpy as np
     from jax._src import compiler, xla_bridge
@@ -530,7 +624,13 @@ def single_device(text: object) -> str:
     """
     if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
         raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
-                           f"{MAX_RUN_CHARS} are run on the trusted side")
+                           f"{MAX_RUN_CHARS} are run by the check")
+    text = bounded_text(text, MAX_RUN_CHARS)
+    if not HERE:
+        got = _forward("single_device", text)
+        if type(got) is not str:
+            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+        return got
     parse(text)  # the checks of an ordinary program first (type, size, MLIR's verifier)
     from jax._src.lib.mlir import ir
 
@@ -615,68 +715,6 @@ def _compiled(text: str):
             _COMPILED.clear()
         _COMPILED[key] = (executable, device)
     return executable, device
-
-
-def _execute_apart(text: str, arrays: list, seconds: float | None = None, env: dict | None = None) -> list:
-    """Run a program with a loop in a process of its own, ended after `seconds`.
-
-    That process is trusted (this module, no learner code) and short-lived: it
-    reads the program and its inputs on stdin, writes the outputs on stdout,
-    and is killed if the loop has not ended in time, so a loop that never ends
-    costs the check a clear failure instead of this process."""
-    import io
-    import os
-    import subprocess
-    import sys
-
-    import numpy as np
-
-    seconds = LOOP_SECONDS if seconds is None else seconds
-    body = io.BytesIO()
-    np.savez(body, *arrays)
-    program = text.encode("utf-8")
-    payload = len(program).to_bytes(8, "big") + program + body.getvalue()
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    code = f"import sys; sys.path.insert(0, {root!r}); from course.engine.programs import _serve_apart; _serve_apart()"
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAXLINGS_PARTITIONS": "0", **(env or {})}
-    try:
-        done = subprocess.run([sys.executable, "-I", "-c", code], input=payload, capture_output=True,
-                              timeout=seconds, env=env, check=False)
-    except subprocess.TimeoutExpired:
-        raise ProgramError(f"it did not finish within {seconds:g} s when the check ran it "
-                           "(a loop whose condition never becomes false?)") from None
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ProgramError(lines[-1][:300] if lines else f"running it ended with code {done.returncode}")
-    with np.load(io.BytesIO(done.stdout)) as outs:
-        return [outs[f"arr_{i}"] for i in range(len(outs.files))]
-
-
-def _serve_apart() -> None:
-    """The process of `_execute_apart`: stdin -> program, inputs; stdout <- outputs."""
-    import io
-    import os
-    import sys
-
-    import numpy as np
-
-    data = sys.stdin.buffer.read()
-    n = int.from_bytes(data[:8], "big")
-    text = data[8:8 + n].decode("utf-8")
-    with np.load(io.BytesIO(data[8 + n:])) as inputs:
-        arrays = [inputs[f"arr_{i}"] for i in range(len(inputs.files))]
-    try:
-        partitions = int(os.environ.get("JAXLINGS_PARTITIONS", "0") or 0)
-        if partitions:
-            outs = _run_on_mesh(_partitioned(text), arrays, partitions)
-        else:
-            outs = _execute(_runnable(text), arrays)
-    except ProgramError as e:
-        print(str(e), file=sys.stderr)
-        raise SystemExit(3) from None
-    body = io.BytesIO()
-    np.savez(body, *outs)
-    sys.stdout.buffer.write(body.getvalue())
 
 
 def _show(types: list) -> str:
@@ -779,6 +817,268 @@ def _mhlo_spec(raw: str, rank: int) -> tuple[tuple[str, ...], ...] | None:
         return None
     tiles = [int(n) for n in m.group(1).split(",")][:rank]
     return tuple((f"*{n}",) if n > 1 else () for n in tiles)
+
+
+# -- cost: what running a program would take, estimated before it runs -------------------
+
+
+def cost(text: object) -> Cost:
+    """The estimated cost of running a program (read by the evaluator; see `Cost`). A check
+    may run a learner's program with `budget=cost(reference_text).times(k)`."""
+    text = bounded_text(text)
+    if not HERE:
+        got = _forward("cost", text)
+        if (type(got) is not list or len(got) != 3 or not all(type(x) is float and x >= 0 for x in got[:2])
+                or type(got[2]) is not bool):
+            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+        return Cost(got[0], got[1], got[2])
+    from jax._src.lib.mlir import ir
+
+    context, module = _verified_module(text)
+    with context:
+        funcs = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in module.body.operations
+                 if op.operation.name == "func.func"}
+        if "main" not in funcs:
+            raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
+        return _CostWalk(funcs).function("main", frozenset())
+
+
+def _within_budget(text: str, budget: Cost) -> None:
+    spent = cost(text)
+    if spent.flops > budget.flops or spent.bytes > budget.bytes:
+        raise OverBudget(spent, budget)
+
+
+_ITEMSIZE = {"i1": 1, "i8": 1, "ui8": 1, "f16": 2, "bf16": 2, "i16": 2, "ui16": 2, "f32": 4, "i32": 4,
+             "ui32": 4, "f64": 8, "i64": 8, "ui64": 8, "complex<f32>": 8, "complex<f64>": 16}
+_INTS = re.compile(r"-?\d+")
+
+
+def _elements(t) -> int:
+    from jax._src.lib.mlir import ir
+
+    ranked = _cast(ir.RankedTensorType, t)
+    if ranked is None:
+        return 1
+    return math.prod(max(int(d), 0) for d in ranked.shape)
+
+
+def _nbytes(t) -> int:
+    from jax._src.lib.mlir import ir
+
+    ranked = _cast(ir.RankedTensorType, t)
+    if ranked is None:
+        return 8
+    return _elements(t) * _ITEMSIZE.get(str(ranked.element_type), 8)
+
+
+def _attr_ints(op, name: str) -> list[int]:
+    if name not in op.attributes:
+        return []
+    return [int(n) for n in _INTS.findall(str(op.attributes[name]).split(":")[-1])]
+
+
+class _CostWalk:
+    """Sums an estimate of every operation's work, a private function once per call.
+
+    Per operation, from its operand and result shapes: a matrix product
+    2*M*N*K, a convolution 2 * output * (kernel / output features), a windowed
+    reduction output * window * its body, a reduction or scatter its inputs
+    times its body, a sort n*log2(n) times its comparator, a loop its body times
+    the trip count its condition compares with (once when that is not a constant),
+    a branch its dearest branch; any other operation one per output element.
+    Bytes are those every operation reads and writes."""
+
+    def __init__(self, funcs: dict) -> None:
+        self.funcs = funcs
+        self.memo: dict[str, Cost] = {}
+
+    def function(self, name: str, stack: frozenset) -> Cost:
+        if name not in self.memo:
+            if name in stack or name not in self.funcs:
+                raise ProgramError(f"it calls @{name}, which it does not define (or which calls itself)")
+            self.memo[name] = self.regions(self.funcs[name].operation, stack | {name})
+        return self.memo[name]
+
+    def regions(self, operation, stack) -> Cost:
+        flops = moved = 0.0
+        bounded = True
+        for region in operation.regions:
+            c = self.region(region, stack)
+            flops, moved, bounded = flops + c.flops, moved + c.bytes, bounded and c.bounded
+        return Cost(flops, moved, bounded)
+
+    def region(self, region, stack) -> Cost:
+        flops = moved = 0.0
+        bounded = True
+        for block in region.blocks:
+            for op in block.operations:
+                c = self.op(op, stack)
+                flops, moved, bounded = flops + c.flops, moved + c.bytes, bounded and c.bounded
+        return Cost(flops, moved, bounded)
+
+    def op(self, op, stack) -> Cost:
+        from jax._src.lib.mlir import ir
+
+        name = op.operation.name
+        out = sum(_elements(r.type) for r in op.results)
+        moved = float(sum(_nbytes(r.type) for r in op.results) + sum(_nbytes(v.type) for v in op.operands))
+        regions = list(op.operation.regions)
+        if name == "func.call":
+            return self.function(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, stack)
+        if name == "stablehlo.while":
+            cond, body = self.region(regions[0], stack), self.region(regions[1], stack)
+            trips = _trip_count(regions[0])
+            n = 1 if trips is None else trips
+            return Cost((cond.flops + body.flops) * n, moved + (cond.bytes + body.bytes) * n,
+                        trips is not None and cond.bounded and body.bounded)
+        if name in ("stablehlo.case", "stablehlo.if"):
+            branches = [self.region(r, stack) for r in regions] or [Cost(0.0, 0.0)]
+            return Cost(max(b.flops for b in branches), moved + max(b.bytes for b in branches),
+                        all(b.bounded for b in branches))
+        body = self.regions(op.operation, stack) if regions else Cost(0.0, 0.0)
+        per = max(body.flops, 1.0)  # what the region does per application (scalar ops)
+        operands = [v.type for v in op.operands]
+        if name in ("stablehlo.dot_general", "stablehlo.dot") and len(operands) >= 2:
+            lhs = _cast(ir.RankedTensorType, operands[0])
+            if name == "stablehlo.dot_general" and lhs is not None:
+                text = str(op.attributes["dot_dimension_numbers"]) if "dot_dimension_numbers" in op.attributes else ""
+                m = re.search(r"lhs_contracting_dimensions = \[([\d, ]*)\]", text)
+                dims = [int(d) for d in _INTS.findall(m.group(1))] if m else []
+                k = math.prod(int(lhs.shape[d]) for d in dims if 0 <= d < lhs.rank)
+            else:
+                k = int(lhs.shape[-1]) if lhs is not None and lhs.rank else 1
+            return Cost(2.0 * out * max(k, 1), moved)
+        if name == "stablehlo.convolution" and len(operands) >= 2:
+            kernel = _cast(ir.RankedTensorType, operands[1])
+            per_output = _elements(operands[1])
+            spec = str(op.attributes["dimension_numbers"]) if "dimension_numbers" in op.attributes else ""
+            m = re.search(r"x\[([^\]]*)\]", spec)
+            if kernel is not None and m:
+                names = [d.strip() for d in m.group(1).split(",")]
+                if "o" in names and names.index("o") < kernel.rank:
+                    per_output //= max(int(kernel.shape[names.index("o")]), 1)
+            return Cost(2.0 * out * max(per_output, 1), moved)
+        if name == "stablehlo.reduce_window":
+            window = math.prod(_attr_ints(op, "window_dimensions") or [1])
+            return Cost(float(out) * window * per, moved)
+        if name == "stablehlo.select_and_scatter":
+            window = math.prod(_attr_ints(op, "window_dimensions") or [1])
+            return Cost(float(_elements(operands[0])) * window * per, moved)
+        if name == "stablehlo.sort":
+            n = _elements(operands[0]) if operands else 1
+            ranked = _cast(ir.RankedTensorType, operands[0]) if operands else None
+            along = max((int(d) for d in ranked.shape), default=1) if ranked is not None else 1
+            return Cost(float(n) * max(math.log2(max(along, 2)), 1.0) * per, moved)
+        if name in ("stablehlo.reduce", "stablehlo.scatter", "stablehlo.all_reduce", "stablehlo.reduce_scatter"):
+            inputs = max((_elements(t) for t in operands), default=1)
+            return Cost(float(inputs) * per, moved)
+        if regions:  # any other operation with a body: each output element may run it
+            return Cost(float(out) * per, moved + body.bytes, body.bounded)
+        return Cost(float(out), moved)
+
+
+def _trip_count(cond) -> int | None:
+    """The constant a loop's condition compares its counter with (JAX's fori_loop and scan), if any."""
+    for block in cond.blocks:
+        for op in block.operations:
+            if op.operation.name != "stablehlo.compare":
+                continue
+            for value in op.operands:
+                owner = value.owner
+                name = getattr(getattr(owner, "operation", owner), "name", "")
+                if name == "stablehlo.constant":
+                    text = str(owner.attributes["value"])
+                    m = re.match(r"dense<(-?[\d.e+]+)>", text)
+                    if m:
+                        try:
+                            return max(int(float(m.group(1))), 1)
+                        except (ValueError, OverflowError):
+                            return None
+    return None
+
+
+# -- the trusted side's half: bounded text to the evaluator, plain data back ----------
+
+
+def _forward(op: str, text: str, *, seconds: float | None = None, **payload) -> object:
+    from course.engine.evaluator import shared
+
+    return shared().call(op, {"text": text, **payload}, seconds=READ_SECONDS if seconds is None else seconds)
+
+
+def evaluate(request: object) -> object:
+    """In the evaluator: one request from `_forward`, answered as plain data."""
+    if type(request) is not dict or type(request.get("op")) is not str:
+        raise ProgramError("the evaluator got a request it cannot read")
+    op, text = request["op"], request.get("text")
+    if op == "parse":
+        return _program_to_plain(parse(text))
+    if op == "matrix_products":
+        return list(matrix_products(text))
+    if op == "single_device":
+        return single_device(text)
+    if op == "cost":
+        c = cost(text)
+        return [float(c.flops), float(c.bytes), bool(c.bounded)]
+    if op == "run":
+        args, budget = request.get("args"), request.get("budget")
+        if type(args) is not list or type(budget) is not list or len(budget) != 2:
+            raise ProgramError("the evaluator got a request it cannot read")
+        from course.engine.wire import to_plain
+
+        outs = run(text, *args, global_view=bool(request.get("global_view")), budget=Cost(*map(float, budget)))
+        return [to_plain(o) for o in outs]
+    raise ProgramError(f"the evaluator has no request {op[:40]!r}")
+
+
+def _value_to_plain(v: Value) -> list:
+    spec = None if v.sharding is None else [list(dim) for dim in v.sharding]
+    return [list(v.shape), v.dtype, spec, v.raw_sharding, v.mesh]
+
+
+def _program_to_plain(p: Program) -> dict:
+    return {"ops": dict(p.ops), "args": [_value_to_plain(v) for v in p.args],
+            "results": [_value_to_plain(v) for v in p.results],
+            "meshes": {k: dict(v) for k, v in p.meshes.items()}, "num_partitions": p.num_partitions,
+            "constraints": [_value_to_plain(v) for v in p.constraints]}
+
+
+def _unreadable() -> EvaluatorFailure:
+    return EvaluatorFailure("the evaluator sent a reply the check cannot read")
+
+
+def _value_from_plain(raw: object) -> Value:
+    if type(raw) is not list or len(raw) != 5:
+        raise _unreadable()
+    shape, dtype, spec, raw_sharding, mesh = raw
+    if (type(shape) is not list or not all(type(n) is int for n in shape) or type(dtype) is not str
+            or type(raw_sharding) is not str or type(mesh) is not str):
+        raise _unreadable()
+    if spec is not None:
+        if type(spec) is not list or not all(type(d) is list and all(type(a) is str for a in d) for d in spec):
+            raise _unreadable()
+        spec = tuple(tuple(d) for d in spec)
+    return Value(tuple(shape), dtype, spec, raw_sharding, mesh)
+
+
+def _program_from_plain(text: str, raw: object) -> Program:
+    """A Program from the evaluator's reply, every field checked: the reply is data too."""
+    if type(raw) is not dict:
+        raise _unreadable()
+    ops, meshes, parts = raw.get("ops"), raw.get("meshes"), raw.get("num_partitions")
+    if (type(ops) is not dict or not all(type(n) is int for n in ops.values()) or type(meshes) is not dict
+            or type(parts) is not int):
+        raise _unreadable()
+    for axes in meshes.values():
+        if type(axes) is not dict or not all(type(n) is int for n in axes.values()):
+            raise _unreadable()
+    lists = [raw.get(key) for key in ("args", "results", "constraints")]
+    if not all(type(x) is list for x in lists):
+        raise _unreadable()
+    args, results, constraints = ([_value_from_plain(v) for v in x] for x in lists)
+    return Program(text=text, ops=Counter(ops), args=args, results=results,
+                   meshes={k: dict(v) for k, v in meshes.items()}, num_partitions=parts, constraints=constraints)
 
 
 # -- sharding evidence returned as plain data -----------------------------------------

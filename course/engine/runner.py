@@ -689,7 +689,13 @@ class CheckSession:
             self._prestart_for(prestart, prestart_file)
         if self.compile_cache is not None and self.compile_cache.trusted is not None:
             _use_trusted_cache(self.compile_cache.trusted)
+        # Learner programs are read and run by the evaluator (course.engine.evaluator), in the
+        # learner's sandbox where that is one; a warm session starts it ahead, like its children.
+        from course.engine import evaluator
+
+        evaluator.use_isolation(self.isolation if self._children_isolated() else None)
         if warm or prestart is not None:
+            evaluator.shared().prestart()
             _warm_parent()
 
     def wait_warm(self, timeout: float = READY_TIMEOUT) -> bool:

@@ -31,11 +31,13 @@ import psutil
 from course.engine.checking import LearnerFailure
 from course.engine.isolation import Sandbox
 from course.engine.child import HEADER
-from course.engine.wire import DecodeError, from_wire, to_wire
+from course.engine.wire import DecodeError, from_wire, read_json, to_wire
 
 CHILD_SCRIPT = Path(__file__).resolve().parent / "child.py"
 DEFAULT_MEMORY_MB = int(os.environ.get("JAXLINGS_MEMORY_MB", "4096"))
-MAX_REPLY = 512 * 1024 * 1024
+# A reply is read whole before it is judged: bounded in bytes here, in containers and depth
+# by `wire.read_json`, so a hostile one costs at most a small multiple of this.
+MAX_REPLY = 64 * 1024 * 1024
 POLL_S = 0.05
 STDERR_KEEP = 64 * 1024
 # Env vars that make libraries print to the terminal or change the device set;
@@ -247,19 +249,25 @@ class LearnerProcess:
             self._die(LearnerFailure("out_of_memory", f"the result {during} is too large ({n >> 20} MiB)."))
         body = self._read_exact(n, deadline, during)
         try:
-            return json.loads(body)
-        except (ValueError, RecursionError):
-            self._die(LearnerFailure("crash", f"the process for your code sent an unreadable reply {during}."))
+            return read_json(body)
+        except DecodeError as e:
+            self._die(LearnerFailure("crash", f"the process for your code sent an unreadable reply {during} ({e})."))
 
     def _read_exact(self, n: int, deadline: float, during: str) -> bytes:
         fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
-        while len(self._buffer) < n:
+        chunks, got = [self._buffer], len(self._buffer)
+        while got < n:  # chunks joined once: growing one bytes object would copy it per chunk
             self._wait_fd(fd, deadline, during)
-            chunk = os.read(fd, max(n - len(self._buffer), 1 << 16))
+            chunk = os.read(fd, max(n - got, 1 << 16))
             if not chunk:
                 self._die(self._ended_failure(during))
-            self._buffer += chunk
-        data, self._buffer = self._buffer[:n], self._buffer[n:]
+            chunks.append(chunk)
+            got += len(chunk)
+        data = b"".join(chunks)
+        if len(data) == n:
+            self._buffer = b""
+            return data
+        data, self._buffer = data[:n], data[n:]
         return data
 
     def _wait_fd(self, fd: int, deadline: float, during: str, write: bool = False) -> None:

@@ -26,6 +26,11 @@ import numpy as np
 # Dtype kinds an array may have: bool, signed/unsigned int, float, complex.
 _ARRAY_KINDS = frozenset("biufc")
 MAX_DEPTH = 64
+# Lists, tuples, dicts, floats and arrays a reply may hold, counted before JSON is parsed:
+# each costs the reader a few hundred bytes, whatever its few bytes of text, so the
+# count, not the size, bounds what a reply of nested empty lists costs. Real replies
+# (arrays, a few dicts of them) hold hundreds.
+MAX_CONTAINERS = 200_000
 
 
 class NotPlainData(TypeError):
@@ -161,12 +166,26 @@ class DecodeError(ValueError):
     """Bytes that are not a well-formed encoding of plain data."""
 
 
-def decode(data: bytes) -> Any:
+def decode(data: bytes, *, max_containers: int = MAX_CONTAINERS) -> Any:
+    return _dec(read_json(data, max_containers=max_containers), 0)
+
+
+def read_json(data: bytes, *, max_containers: int = MAX_CONTAINERS) -> Any:
+    """JSON from a process that is not trusted, its cost bounded before it is parsed.
+
+    Every container opens with `{` or `[`: counting those bytes (in C, no copy)
+    bounds the objects `json.loads` would build, brackets inside strings counted
+    too, which errs on the side of refusing. Depth is bounded by the parser's own
+    recursion limit (RecursionError) and then by `_dec`."""
+    if not isinstance(data, (bytes, bytearray)):
+        raise DecodeError(f"expected bytes, got {type(data).__name__}")
+    containers = data.count(b"{") + data.count(b"[")
+    if containers > max_containers:
+        raise DecodeError(f"it holds {containers} lists or objects, more than {max_containers}")
     try:
-        raw = json.loads(data)
+        return json.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
-        raise DecodeError(f"not valid JSON: {e}") from None
-    return _dec(raw, 0)
+        raise DecodeError(f"not valid JSON: {str(e)[:200]}") from None
 
 
 def _dec(raw: Any, depth: int) -> Any:

@@ -1,0 +1,207 @@
+"""The evaluator: a learner's program text is parsed, compiled and run only in a disposable process.
+
+Each case is one that took down or stalled a trusted process before: a function
+that calls itself, nested regions, a single costly operation, a padded text, a
+reply of nested lists. The trusted process must refuse or survive each, with a
+message, and run the next program as before.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import tracemalloc
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import psutil
+import pytest
+
+from course.engine import evaluator, programs, wire
+from course.engine.evidence import run_lowered
+from course.engine.programs import ProgramError, cost, parse, run
+
+SMALL = jax.jit(lambda x, w: jnp.tanh(x @ w)).lower(
+    jax.ShapeDtypeStruct((3, 4), jnp.float32), jax.ShapeDtypeStruct((4, 2), jnp.float32)).as_text()
+X, W = np.ones((3, 4), np.float32), np.full((4, 2), 0.1, np.float32)
+
+# Passes MLIR's verifier; XLA's conversion of it recursed until SIGSEGV in the trusted process.
+RECURSIVE = """module @jit_f {
+  func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = func.call @f(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+  func.func private @f(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = func.call @f(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+}
+"""
+
+
+def _small_still_runs() -> None:
+    (out,) = run(SMALL, X, W)
+    np.testing.assert_allclose(out, np.tanh(X @ W), rtol=1e-5)
+
+
+def _nested_cases(levels: int) -> str:
+    """`levels` `stablehlo.case` regions nested in one another (about 60 bytes a level)."""
+    parts = ["module @jit_f {\n  func.func public @main(%arg0: tensor<i32>, %arg1: tensor<f32>) -> tensor<f32> {\n"]
+    parts += [f'%c{i} = "stablehlo.case"(%arg0) ({{\n' for i in range(levels)]
+    parts.append("stablehlo.return %arg1 : tensor<f32>\n")
+    for i in reversed(range(levels)):
+        parts.append("}) : (tensor<i32>) -> tensor<f32>\n")
+        parts.append(f"stablehlo.return %c{i} : tensor<f32>\n" if i else "return %c0 : tensor<f32>\n  }\n}\n")
+    return "".join(parts)
+
+
+def _requests_sent(monkeypatch) -> list:
+    sent: list = []
+    real = evaluator.Evaluator.call
+
+    def counting(self, op, payload, *, seconds):
+        sent.append(op)
+        return real(self, op, payload, seconds=seconds)
+
+    monkeypatch.setattr(evaluator.Evaluator, "call", counting)
+    return sent
+
+
+def test_a_function_that_calls_itself_fails_the_check_and_the_checking_process_survives():
+    with pytest.raises(AssertionError, match="calls itself"):
+        run_lowered(RECURSIVE, [np.ones(3, np.float32)], what="jax.jit(f)(x)")
+    with pytest.raises(ProgramError, match="calls itself"):
+        cost(RECURSIVE)
+    _small_still_runs()
+
+
+ENDLESS = jax.jit(lambda x: jax.lax.while_loop(lambda c: c[0] >= 0, lambda c: (c[0] + 1.0, c[1] * 1.5),
+                                                (jnp.float32(0), x))[1]).lower(jax.ShapeDtypeStruct((3,), jnp.float32)).as_text()
+
+
+def test_an_evaluator_that_crashes_fails_that_program_and_the_next_one_runs(monkeypatch):
+    _small_still_runs()
+    ev = evaluator.shared()
+    launched = psutil.Process(ev.pid)
+    serving = [p for p in [launched, *launched.children(recursive=True)]
+               if any("evaluator.py" in part for part in p.cmdline())][-1]
+    monkeypatch.setattr(programs, "LOOP_SECONDS", 300.0)
+    idle = sum(serving.cpu_times()[:2])
+    failures: list = []
+    runner = threading.Thread(target=lambda: failures.append(_failure_of(ENDLESS, np.ones(3, np.float32))))
+    runner.start()
+    deadline = time.monotonic() + 120
+    while sum(serving.cpu_times()[:2]) < idle + 0.5 and time.monotonic() < deadline:  # it is running the loop
+        time.sleep(0.05)
+    os.kill(serving.pid, signal.SIGSEGV)
+    runner.join(timeout=120)
+    assert failures and "could not be run: it crashed the evaluator (SIGSEGV)" in failures[0]
+    started = ev.started
+    _small_still_runs()
+    assert ev.started == started + 1
+
+
+def _failure_of(text, *args) -> str:
+    try:
+        run_lowered(text, list(args), what="jax.jit(f)(x)")
+    except AssertionError as e:
+        return str(e)
+    return "it ran"
+
+
+def test_deeply_nested_regions_are_refused_before_any_parser_sees_them(monkeypatch):
+    text = _nested_cases(11_000)  # 1.2 MB, as deep as the parser cannot go
+    assert len(text) > 1_000_000
+    sent = _requests_sent(monkeypatch)
+    begun = time.monotonic()
+    with pytest.raises(ProgramError, match="nests its brackets more than 256 deep"):
+        parse(text)
+    for read in (cost, programs.matrix_products):
+        with pytest.raises(ProgramError, match="nests its brackets"):
+            read(text)
+    assert time.monotonic() - begun < 5
+    assert sent == []
+    assert len(parse(_nested_cases(20)).args) == 2  # a few nested cases are an ordinary program
+
+
+def test_a_padded_text_is_refused_by_its_size_before_parsing(monkeypatch):
+    sent = _requests_sent(monkeypatch)
+    padded = SMALL.replace("return", " " * 19_000_000 + "return", 1)
+    begun = time.monotonic()
+    for read in (parse, cost, programs.matrix_products):
+        with pytest.raises(ProgramError, match="characters"):
+            read(padded)
+    with pytest.raises(ProgramError, match="characters"):
+        run(padded, X, W)
+    assert time.monotonic() - begun < 5
+    assert sent == []
+
+
+def test_a_single_costly_reduce_window_is_refused_by_its_cost_fast():
+    x = jax.ShapeDtypeStruct((1000, 1000), jnp.float32)  # a quarter of the tensor-size limit
+    text = jax.jit(lambda a: jax.lax.reduce_window(a, 0.0, jax.lax.add, (1000, 1000), (1, 1), "SAME")
+                   ).lower(x).as_text()
+    assert cost(text).flops > 1e11
+    begun = time.monotonic()
+    with pytest.raises(ProgramError, match="arithmetic operations, more than"):
+        run(text, np.ones((1000, 1000), np.float32))
+    assert time.monotonic() - begun < 20
+    _small_still_runs()
+
+
+def test_a_budget_from_the_reference_refuses_a_dearer_matrix_product():
+    spec = jax.ShapeDtypeStruct((512, 512), jnp.float32)
+    reference = jax.jit(lambda a, b: a + b).lower(spec, spec).as_text()
+    product = jax.jit(lambda a, b: (a @ b) @ b).lower(spec, spec).as_text()
+    a = np.eye(512, dtype=np.float32)
+    budget = cost(reference).times(20)
+    run(reference, a, a, budget=budget)
+    assert cost(product).flops == pytest.approx(2 * 2 * 512 ** 3)
+    with pytest.raises(ProgramError, match="arithmetic operations"):
+        run(product, a, a, budget=budget)
+    (out,) = run(product, a, a)  # under the fixed ceiling, it runs
+    np.testing.assert_allclose(out, a)
+
+
+def test_a_loop_is_costed_by_its_trip_count():
+    step = jax.ShapeDtypeStruct((64, 64), jnp.float32)
+    once = cost(jax.jit(lambda a: a @ a).lower(step).as_text()).flops
+    looped = cost(jax.jit(lambda a: jax.lax.fori_loop(0, 50, lambda i, c: c @ a, a)).lower(step).as_text())
+    assert looped.bounded and looped.flops >= 50 * once
+
+
+def test_a_40_mb_reply_of_nested_empty_lists_is_refused_with_bounded_memory():
+    item = b'{"l":[]},'
+    body = b'{"l":[' + item * (40_000_000 // len(item)) + b'{"l":[]}]}'
+    assert len(body) > 40_000_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(wire.DecodeError, match="lists or objects, more than"):
+            wire.decode(body)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000  # counted, never parsed
+    assert wire.decode(wire.encode({"x": [np.arange(3), [1.0, "a"]]}))["x"][1] == [1.0, "a"]
+
+
+def test_a_learner_that_floods_the_protocol_with_nested_lists_fails_with_bounded_memory():
+    from pathlib import Path
+
+    from course.catalog import load_catalog
+    from course.engine.runner import CheckSession
+
+    attack = Path(__file__).resolve().parent / "attacks" / "jit_branch" / "nested_list_reply.py"
+    with CheckSession(warm=False) as session:
+        tracemalloc.start()
+        try:
+            result = session.run(load_catalog().exercise("jit_branch"), learner_file=attack)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert not result.passed and result.cause == "crash", (result.cause, result.message)
+    assert "lists or objects, more than" in result.message
+    assert peak < 200 * 2**20, f"reading the reply took {peak >> 20} MiB"  # the reply is 40 MB
