@@ -2,7 +2,14 @@
 
     {"format_version": 1,
      "exercises": {"interop": {"done": true, "attempts": 3, "last_cause": null,
-                               "first_pass": "2026-05-01T10:12:03+00:00", "hints_seen": 1}}}
+                               "first_pass": "2026-05-01T10:12:03+00:00", "hints_seen": 1,
+                               "history": [{"done": true, "attempts": 2, "first_pass": "...",
+                                            "reset_at": "2026-05-02T08:00:00+00:00"}]}}}
+
+A reset makes an exercise pending again, but it forgets nothing: the record
+until then moves into `history` (oldest first), and undoing the reset brings
+it back. `history` is optional, so files written before it existed read the
+same, and older versions of jaxlings read these files (they ignore the key).
 
 Names, not positions, so the file survives a course update and can be copied
 to another machine. Writes are atomic (temp file + fsync + rename) and every
@@ -109,13 +116,54 @@ class Progress:
 
         return int(self._update(name, change)["hints_seen"])
 
+    def passed_before(self, name: str) -> bool:
+        """Passed at some point, now or before a reset."""
+        entry = self.exercises.get(name, {})
+        return bool(entry.get("done")) or any(h.get("done") for h in _history(entry))
+
     def reset(self, name: str) -> None:
-        """Forget an exercise: it becomes pending again."""
+        """Make an exercise pending again. Its record so far (passes, attempts) moves
+        into its history; the hints seen stay seen."""
         with _locked(self.path):
             data = _read(self.path, self.warnings)
-            data.setdefault("exercises", {}).pop(name, None)
+            exercises = data.setdefault("exercises", {})
+            old = exercises.get(name)
+            if old is not None:
+                history = _history(old)
+                if old.get("done") or old.get("attempts"):
+                    history.append({"done": bool(old.get("done")), "attempts": int(old.get("attempts", 0)),
+                                    "first_pass": old.get("first_pass"), "reset_at": _now()})
+                entry = _new_entry()
+                entry["hints_seen"] = int(old.get("hints_seen", 0))
+                if history:
+                    entry["history"] = history
+                exercises[name] = entry
+            _write(self.path, data)
+            self.exercises = exercises
+
+    def undo_reset(self, name: str) -> None:
+        """The record from before the last reset is current again (what happened since is added to it)."""
+        with _locked(self.path):
+            data = _read(self.path, self.warnings)
+            entry = data.setdefault("exercises", {}).get(name)
+            history = _history(entry or {})
+            if not history:
+                return
+            last = history.pop()
+            entry["done"] = bool(entry.get("done")) or bool(last.get("done"))
+            entry["attempts"] = int(entry.get("attempts", 0)) + int(last.get("attempts", 0))
+            entry["first_pass"] = last.get("first_pass") or entry.get("first_pass")
+            if history:
+                entry["history"] = history
+            else:
+                entry.pop("history", None)
             _write(self.path, data)
             self.exercises = data["exercises"]
+
+
+def _history(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    history = entry.get("history")
+    return [dict(h) for h in history if isinstance(h, dict)] if isinstance(history, list) else []
 
 
 def _new_entry() -> dict[str, Any]:

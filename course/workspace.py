@@ -7,6 +7,7 @@ same thing, and both agree with the check runner on which files are readable.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from dataclasses import dataclass
@@ -112,15 +113,70 @@ def reset_exercise(exercise: Any, progress_path: str | os.PathLike | None = None
     return ResetOutcome(target, backup)
 
 
-def _backup_path(exercise: Any) -> Path:
+def latest_backup(exercise: Any) -> Path | None:
+    """The newest copy a reset (or a restore) kept of this exercise, or None."""
     folder = backups_dir(exercise)
-    folder.mkdir(parents=True, exist_ok=True)
     suffix = Path(exercise.file).suffix or ".py"
+    try:
+        found = [p for p in folder.glob(f"{exercise.name}-*{suffix}")
+                 if p.is_file() and _STAMPED.fullmatch(p.name[len(exercise.name) + 1:-len(suffix) or None])]
+    except OSError:
+        return None
+    return max(found, key=lambda p: (p.stat().st_mtime_ns, p.name), default=None)
+
+
+# <date>-<time>[-n], so that `scale-…` never matches `scale_grad-…`.
+_STAMPED = re.compile(r"\d{8}-\d{6}(-\d+)?")
+
+
+def restore_backup(exercise: Any, backup: Path, progress_path: str | os.PathLike | None = None) -> ResetOutcome:
+    """Undo a reset: the backup's bytes become the learner's file again, and the
+    progress from before the reset comes back. The file being replaced is kept
+    as a backup first (unless it is the starter or the same bytes), so the undo
+    can itself be undone."""
+    from course.progress import Progress
+
+    data = Path(backup).read_bytes()
+    target = exercise.exercise_path()
+    try:
+        mine = target.read_bytes()
+    except FileNotFoundError:
+        mine = None
+    kept = None
+    try:
+        starter = pristine_starter(exercise).encode("utf-8")
+    except ResetError:
+        starter = None
+    if mine is not None and mine != data and mine != starter:
+        kept = _backup_path(exercise)
+        _write_atomically(kept, mine)
+    _write_atomically(target, data)
+    Progress.load(progress_path).undo_reset(exercise.name)
+    return ResetOutcome(target, kept)
+
+
+def keep_unsaved(exercise: Any, text: str) -> Path:
+    """Keep edits that are about to be dropped in .jaxlings/recovery/ (never next to the
+    exercises, where a check or a `git add` would find them). Raises OSError."""
+    from course.catalog import default_workspace
+
+    folder = default_workspace(exercise.root) / ".jaxlings" / "recovery"
+    path = _unique(folder, exercise.name, Path(exercise.file).suffix or ".py")
+    _write_atomically(path, text.encode("utf-8"))
+    return path
+
+
+def _backup_path(exercise: Any) -> Path:
+    return _unique(backups_dir(exercise), exercise.name, Path(exercise.file).suffix or ".py")
+
+
+def _unique(folder: Path, name: str, suffix: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    candidate = folder / f"{exercise.name}-{stamp}{suffix}"
+    candidate = folder / f"{name}-{stamp}{suffix}"
     n = 1
-    while candidate.exists():  # two resets within a second keep both versions
-        candidate = folder / f"{exercise.name}-{stamp}-{n}{suffix}"
+    while candidate.exists():  # two copies within a second keep both versions
+        candidate = folder / f"{name}-{stamp}-{n}{suffix}"
         n += 1
     return candidate
 

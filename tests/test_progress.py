@@ -44,7 +44,44 @@ def test_record_pass_fail_and_next_pending(tmp_path):
     data = json.loads(path.read_text())
     assert data["format_version"] == 1 and "fx_scale" in data["exercises"]
     again.reset("fx_scale")
-    assert Progress.load(path).entry("fx_scale") is None
+    after = Progress.load(path)
+    assert not after.is_done("fx_scale") and after.next_pending(catalog).name == "fx_scale"
+    assert after.entry("fx_scale")["attempts"] == 0 and after.passed_before("fx_scale")
+
+
+def test_a_reset_keeps_the_pass_history_and_can_be_undone(tmp_path):
+    path = tmp_path / "progress.json"
+    p = Progress.load(path)
+    p.record(FakeResult("fx_scale", True))
+    p.reveal_hint("fx_scale", available=2)
+    first_pass = p.entry("fx_scale")["first_pass"]
+    p.reset("fx_scale")
+    p.record(FakeResult("fx_scale", False, "wrong_result"))
+    p.reset("fx_scale")
+    data = json.loads(path.read_text())
+    assert data["format_version"] == 1  # an optional key: older readers load the file unchanged
+    history = data["exercises"]["fx_scale"]["history"]
+    assert [(h["done"], h["attempts"], h["first_pass"]) for h in history] == [
+        (True, 1, first_pass), (False, 1, None)]
+    assert Progress.load(path).hint_level("fx_scale") == 1
+
+    p.undo_reset("fx_scale")
+    p.undo_reset("fx_scale")
+    again = Progress.load(path)
+    assert again.is_done("fx_scale") and again.entry("fx_scale")["first_pass"] == first_pass
+    assert again.entry("fx_scale")["attempts"] == 2 and "history" not in again.entry("fx_scale")
+    p.undo_reset("fx_scale")  # nothing left to undo: nothing changes
+    assert Progress.load(path).entry("fx_scale") == again.entry("fx_scale")
+
+
+def test_a_file_without_history_reads_as_before(tmp_path):
+    path = tmp_path / "progress.json"
+    path.write_text(json.dumps({"format_version": 1, "exercises": {"fx_scale": {
+        "done": True, "attempts": 3, "last_cause": None, "first_pass": "2026-05-01T10:12:03+00:00", "hints_seen": 1}}}))
+    p = Progress.load(path)
+    assert p.is_done("fx_scale") and p.passed_before("fx_scale") and not p.warnings
+    p.undo_reset("fx_scale")
+    assert Progress.load(path).is_done("fx_scale")
 
 
 def test_hints_are_remembered_and_capped(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -15,6 +16,18 @@ def run_app() -> int:
             _("jaxlings: the course app needs an interactive terminal.\n"
               "Without one, use the commands: `jaxlings list`, `jaxlings check`, "
               "`jaxlings --help`."),
+            file=sys.stderr,
+        )
+        return 2
+    if os.environ.get("TERM", "").strip().lower() in ("", "dumb"):
+        from course.i18n import _
+
+        # A dumb terminal has no cursor movement or colours: the app would draw escape codes as text.
+        print(
+            _("jaxlings: this terminal (TERM={term}) cannot draw the course app.\n"
+              "Use the commands instead: `jaxlings list`, `jaxlings check`, `jaxlings watch`, "
+              "`jaxlings --help`; or run jaxlings in a terminal with TERM=xterm-256color.").format(
+                term=os.environ.get("TERM", "") or '""'),
             file=sys.stderr,
         )
         return 2

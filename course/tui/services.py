@@ -207,6 +207,24 @@ class Services:
         progress.reset(exercise.name)
         return backup, progress
 
+    def latest_backup(self, exercise) -> Path | None:
+        from course.workspace import latest_backup
+
+        return latest_backup(exercise)
+
+    def restore_backup(self, exercise, backup: Path, progress) -> tuple[Path | None, Any]:
+        """Undo a reset: (the copy kept of the file it replaced, or None; the progress as it now is)."""
+        from course.workspace import restore_backup
+
+        outcome = restore_backup(exercise, backup, progress.path)
+        return outcome.backup, self.reload_progress(progress)
+
+    def keep_unsaved(self, exercise, text: str) -> Path:
+        """Keep edits about to be dropped under .jaxlings/recovery/; raises OSError."""
+        from course.workspace import keep_unsaved
+
+        return keep_unsaved(exercise, text)
+
     # -- checks -----------------------------------------------------------------
     def warm_up_checks(self) -> None:
         """Start the check runner's warm child ahead of the first check."""

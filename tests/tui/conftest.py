@@ -46,3 +46,19 @@ async def wait_until(pilot, condition, timeout: float = 20.0) -> None:
 def no_blink(app) -> None:
     for widget in app.screen.query("TextArea, Input"):
         widget.cursor_blink = False
+
+
+async def choose(pilot, button_id: str) -> None:
+    """Answer the open dialog as a learner must: wait until the keyboard has been
+    quiet long enough, move to the button with arrows, press Enter."""
+    from course.tui.screens.deliberate import DeliberateScreen
+
+    screen = pilot.app.screen
+    assert isinstance(screen, DeliberateScreen), screen
+    await pilot.pause(DeliberateScreen.QUIET_S + 0.2)
+    for _ in range(len(screen.query("Button"))):
+        if pilot.app.focused is not None and pilot.app.focused.id == button_id:
+            break
+        await pilot.press("right")
+    assert pilot.app.focused is not None and pilot.app.focused.id == button_id
+    await pilot.press("enter")

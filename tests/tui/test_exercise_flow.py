@@ -12,7 +12,7 @@ from course.tui.screens.exercise import ExerciseScreen
 from course.tui.pilot import settle
 from course.tui.screens.lesson import LessonScreen
 
-from .conftest import COURSE, wait_until
+from .conftest import COURSE, choose, wait_until
 from .fakes import FakeLabServices, FakeOutcome, FakeResult
 
 FAILED = FakeResult("scale", False, "wrong_result", "", [FakeOutcome("test_scale_matches_reference", "failed", "wrong_result", "expected 2.0, got 1.0")])
@@ -104,13 +104,13 @@ async def test_reset_asks_first_and_restores_the_starter(workspace):
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("n")
+        await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen and target.read_text() == WRONG
 
         await pilot.press("r")
         await pilot.pause()
-        await pilot.press("y")
+        await choose(pilot, "confirm-yes")
         await settle(pilot)
         assert target.read_text() == STARTER
         assert screen.query_one("#editor").text == STARTER

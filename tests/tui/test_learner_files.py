@@ -19,7 +19,7 @@ from course.tui.screens.map import MapScreen
 from course.tui.screens.unsaved import UnsavedScreen
 from course.tui.services import Services
 
-from .conftest import COURSE, wait_until
+from .conftest import COURSE, choose, wait_until
 from .fakes import FakeLabServices, FakeOutcome, FakeResult
 
 pytestmark = pytest.mark.anyio
@@ -116,7 +116,8 @@ async def test_esc_goes_to_the_map_after_jumps_with_the_command_palette(workspac
         assert isinstance(app.screen, MapScreen) and len(app.screen_stack) == 1
 
 
-@pytest.mark.parametrize("answer, kept", [("c", "stay"), ("d", "discard"), ("s", "save")])
+@pytest.mark.parametrize("answer, kept", [("unsaved-cancel", "stay"), ("unsaved-discard", "discard"),
+                                          ("unsaved-save", "save")])
 async def test_leaving_with_unsaved_edits_asks_and_never_saves_by_itself(workspace, answer, kept):
     app = JaxlingsApp(FakeLabServices(check_result=FAILED))
     async with app.run_test() as pilot:
@@ -126,7 +127,7 @@ async def test_leaving_with_unsaved_edits_asks_and_never_saves_by_itself(workspa
         await pilot.pause()
         assert isinstance(app.screen, UnsavedScreen)
         assert scale_file(workspace).read_text() == STARTER
-        await pilot.press(answer)
+        await choose(pilot, answer)
         await settle(pilot)
         if kept == "stay":
             assert app.screen is screen and screen.dirty()
@@ -135,6 +136,9 @@ async def test_leaving_with_unsaved_edits_asks_and_never_saves_by_itself(workspa
             assert isinstance(app.screen, MapScreen)
             expected = EDITED if kept == "save" else STARTER
             assert scale_file(workspace).read_text() == expected
+        recovered = workspace / ".jaxlings/recovery"
+        copies = [p.read_text() for p in recovered.iterdir()] if recovered.exists() else []
+        assert copies == ([EDITED] if kept == "discard" else [])
 
 
 async def test_next_and_the_palette_ask_about_unsaved_edits_too(workspace):
@@ -153,7 +157,7 @@ async def test_next_and_the_palette_ask_about_unsaved_edits_too(workspace):
         app.open_exercise("square_grad")
         await pilot.pause()
         assert isinstance(app.screen, UnsavedScreen)
-        await pilot.press("c")
+        await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen and screen.editor.text == EDITED
     assert scale_file(workspace).read_text() == STARTER
@@ -167,7 +171,7 @@ async def test_quitting_with_unsaved_edits_asks(workspace):
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert isinstance(app.screen, UnsavedScreen) and app.is_running
-        await pilot.press("c")
+        await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen and app.is_running
 
@@ -223,7 +227,7 @@ async def test_a_failed_save_keeps_the_unsaved_mark_and_leaving_still_asks(works
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, UnsavedScreen)
-        await pilot.press("s")  # save again: it fails again, so we stay
+        await pilot.press("ctrl+s")  # save again: it fails again, so we stay
         await settle(pilot)
         assert app.screen is screen and screen.dirty()
     assert scale_file(workspace).read_text() == STARTER
@@ -283,7 +287,7 @@ async def test_reset_marks_the_exercise_pending_and_keeps_a_backup(workspace):
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("y")
+        await choose(pilot, "confirm-yes")
         await settle(pilot)
         # The watcher may still deliver the pass read just before the reset; the reset's own write follows it.
         await wait_until(pilot, lambda: not screen.passed)
@@ -293,7 +297,8 @@ async def test_reset_marks_the_exercise_pending_and_keeps_a_backup(workspace):
         assert [b.read_text() for b in backups] == [EDITED]
         assert any(str(backups[0]) in n.message for n in app._notifications)
     saved = json.loads((workspace / "progress.json").read_text())
-    assert "scale" not in saved["exercises"]
+    assert not saved["exercises"]["scale"]["done"]
+    assert [h["done"] for h in saved["exercises"]["scale"]["history"]] == [True]  # the pass is not forgotten
     assert scale_file(workspace).read_text() == STARTER
 
 

@@ -1,4 +1,9 @@
-"""A yes/no question that blocks the screen behind it until answered."""
+"""A question about something that cannot be taken back (a reset, a restore).
+
+Answered with the mouse, or with Tab/arrows and then Enter: never by one
+printable key (see DeliberateScreen). The focus starts on the answer that keeps
+everything as it is.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,15 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from course.i18n import N_, _
+from course.tui.screens.deliberate import DeliberateScreen
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(DeliberateScreen[bool]):
     BINDINGS = [
-        Binding("y", "answer(True)", N_("Yes"), id="confirm.yes"),
-        Binding("n,escape", "answer(False)", N_("No"), id="confirm.no"),
+        Binding("escape", "answer(False)", N_("No"), id="confirm.no"),
     ]
 
     def __init__(self, question: str, *, yes: str | None = None, no: str | None = None) -> None:
@@ -28,8 +32,10 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical(id="confirm-box"):
             yield Static(self.question, id="confirm-question")
             with Horizontal(id="confirm-buttons"):
-                yield Button(f"{self.yes_label} (y)", variant="error", id="confirm-yes")
-                yield Button(f"{self.no_label} (n)", variant="primary", id="confirm-no")
+                yield Button(self.no_label, variant="primary", id="confirm-no")
+                yield Button(self.yes_label, variant="error", id="confirm-yes")
+            yield Static(_("Tab or arrows choose, Enter answers, Esc keeps everything as it is."),
+                         id="confirm-keys")
 
     def on_mount(self) -> None:
         # The safe answer has the focus, so an absent-minded Enter loses nothing.

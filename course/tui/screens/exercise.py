@@ -4,6 +4,8 @@ The file on disk changes only when the learner asks: Ctrl+S, or "Save" in the
 question asked on leaving with unsaved edits. Bare-letter keys act only while
 the editor does not have the focus, and the screen opens with the focus
 outside the editor, so no key the footer shows can type into the file.
+Edits that are dropped (Discard, or a reset) are first kept under
+.jaxlings/recovery/, and a reset can be undone: u restores the last backup.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from course.tui.widgets.footer import CourseFooter
 from course.tui.widgets.results import ResultsView
 
 # Letter keys only work outside the editor, where they cannot be typed into the file.
-LETTER_ACTIONS = {"hint", "reset", "solution", "next", "edit", "toggle_auto", "goto_failure"}
+LETTER_ACTIONS = {"hint", "reset", "solution", "next", "edit", "toggle_auto", "goto_failure", "restore"}
 
 
 def task_of(source: str) -> str:
@@ -95,6 +97,18 @@ def unwrap_cjk(markdown: str) -> str:
     return "\n".join(joined)
 
 
+def _short_path(path: Path) -> str:
+    """The path from the workspace's .jaxlings/ on, which says where it is in fewer columns."""
+    parts = Path(path).parts
+    return str(Path(*parts[parts.index(".jaxlings"):])) if ".jaxlings" in parts else str(path)
+
+
+def escape_markup(text: str) -> str:
+    from textual.markup import escape
+
+    return escape(text)
+
+
 def failing_line(result: Any, file_name: str) -> int | None:
     """The first line of the learner's file that a failing check points at
     (tracebacks and syntax errors name it as `scale.py", line 7` or `scale.py, line 7`)."""
@@ -128,6 +142,8 @@ class ExerciseScreen(CourseScreen):
         Binding("n", "next", N_("Next"), id="exercise.next", tooltip=N_("Open the next exercise (after a pass)")),
         Binding("r", "reset", N_("Reset"), id="exercise.reset",
                 tooltip=N_("Restore the starter file and mark the exercise pending (asks first; keeps a backup)")),
+        Binding("u", "restore", N_("Undo reset"), id="exercise.restore", show=False,
+                tooltip=N_("Put back the copy of your code that the last reset kept (asks first)")),
         Binding("g", "goto_failure", N_("Failing line"), id="exercise.failure", show=False,
                 tooltip=N_("Into the editor, on the line the last failed check points at")),
         Binding("w", "toggle_auto", N_("Auto-check"), id="exercise.auto", show=False,
@@ -180,6 +196,7 @@ class ExerciseScreen(CourseScreen):
         self.last_check_failed = False
         self.resetting = False  # our own reset is writing the file
         self.solution_text: str | None = None
+        self.backup: Path | None = None  # the newest copy a reset kept: what u puts back
         self.auto_check = True
         self.watch_mode = ""
         self.budget: float | None = None
@@ -192,6 +209,7 @@ class ExerciseScreen(CourseScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="exercise-status")
+        yield Static("", id="exercise-backup")
         with Horizontal(id="exercise-code"):
             editor = CodeEditor.code_editor("", language="python", id="editor", soft_wrap=False)
             editor.border_title = self.exercise.file
@@ -219,11 +237,13 @@ class ExerciseScreen(CourseScreen):
         self.passed = self.app.progress.is_done(self.exercise.name)
         self.query_one("#solution").display = False
         self.query_one("#load-error").display = False
+        self.query_one("#exercise-backup").display = False
         self.query_one("#editor").read_only = True  # until the file has loaded
         self._show_hints()
         self._update_status()
         self._leave_editor()
         self._open_file()
+        self._find_backup()
         self._warm_up()
 
     @property
@@ -448,11 +468,27 @@ class ExerciseScreen(CourseScreen):
         def answered(answer: str | None) -> None:
             if answer == SAVE and self.save_now():
                 then()
-            elif answer == DISCARD:
+            elif answer == DISCARD and self.keep_unsaved():
                 self.editor.load_text(self.disk_text)
                 then()
 
         self.app.push_screen(UnsavedScreen(self.exercise.file, doing or _("leaving")), answered)
+
+    def keep_unsaved(self) -> bool:
+        """Copy the unsaved edits to .jaxlings/recovery/ before they are dropped. False:
+        the copy failed, the learner has been told, and nothing may be dropped."""
+        if not self.dirty():
+            return True
+        try:
+            kept = self.app.services.keep_unsaved(self.exercise, self.editor.text)
+        except OSError as error:
+            self.notify(_("Your unsaved edits could not be copied to .jaxlings/recovery/ ({error}), "
+                          "so they were not dropped.").format(error=error.strerror or error),
+                        title=_("Nothing discarded"), severity="error", timeout=15, markup=False)
+            return False
+        self.notify(_("Your unsaved edits are kept in {path}.").format(path=kept), title=_("Edits discarded"),
+                    timeout=15, markup=False)
+        return True
 
     # -- checks -----------------------------------------------------------------
     def action_check(self) -> None:
@@ -604,7 +640,7 @@ class ExerciseScreen(CourseScreen):
     def action_solution(self) -> None:
         solution = self.query_one("#solution")
         if solution.display:
-            solution.display = False
+            self._close_solution()
             return
         if not self.passed:
             self.notify(_("The reference solution opens once your code passes its checks."), title=_("Not yet"))
@@ -618,13 +654,25 @@ class ExerciseScreen(CourseScreen):
     def on_exercise_screen_solution_loaded(self, event: SolutionLoaded) -> None:
         self.solution_text = event.text
         mine = self.editor.text if self.load_error is None else ""
-        self.query_one(DiffView).show(mine, event.text)
-        self.query_one("#solution").display = True
+        first = self.query_one(DiffView).show(mine, event.text)
+        pane = self.query_one("#solution", VerticalScroll)
+        opening = not pane.display
+        pane.display = True
+        if opening:
+            # The pane takes the keys (PageDown, arrows) and opens on the first difference.
+            pane.focus()
+            self.call_after_refresh(pane.scroll_to, y=max(first - 2, 0), animate=False)
+
+    def _close_solution(self) -> None:
+        pane = self.query_one("#solution")
+        if self.focused is pane:
+            self._leave_editor()
+        pane.display = False
 
     # -- reset ------------------------------------------------------------------------
     def action_reset(self) -> None:
         def answered(yes: bool | None) -> None:
-            if yes:
+            if yes and self.keep_unsaved():
                 # The reset's own write is not a learner's save: no check for it.
                 self.resetting = True
                 self._reset()
@@ -632,8 +680,9 @@ class ExerciseScreen(CourseScreen):
         self.app.push_screen(
             ConfirmScreen(
                 _("Reset [b]{file}[/b] to its starter code?\n"
-                  "The exercise becomes pending again. Your saved file is kept as a backup "
-                  "under .jaxlings/backups/; unsaved edits here are dropped.").format(file=self.exercise.file),
+                  "The exercise becomes pending again (its passes stay in your history). Your saved file "
+                  "is kept as a backup under .jaxlings/backups/ and u puts it back; unsaved edits here "
+                  "are kept under .jaxlings/recovery/.").format(file=self.exercise.file),
                 yes=_("Reset"),
                 no=_("Keep my code"),
             ),
@@ -649,7 +698,8 @@ class ExerciseScreen(CourseScreen):
         finally:
             self.app.call_from_thread(setattr, self, "resetting", False)
 
-    def _after_reset(self, text: str | None, error: str | None, backup: Path | None, progress: Any) -> None:
+    def _after_reset(self, text: str | None, error: str | None, backup: Path | None, progress: Any,
+                     restored: bool = False) -> None:
         self.app.progress = progress
         self.disk_text = None
         self.failure_line = None
@@ -660,12 +710,66 @@ class ExerciseScreen(CourseScreen):
         else:
             self._load_editor(text)
         self._show_hints()
-        self.query_one("#solution").display = False
-        self._show_results("idle", N_("The starter code is back."))
+        self._close_solution()
         self.query_one(TabbedContent).active = "tab-task"
+        if backup is not None:
+            self._show_backup(backup)
         kept = " " + _("Your code was kept in {backup}.").format(backup=backup) if backup else ""
-        self.notify(_("{file} is back to its starter code.").format(file=self.exercise.file) + kept, title=_("Reset"),
-                    timeout=12, markup=False)
+        if restored:
+            self._show_results("idle", N_("Your code from before the reset is back."))
+            self.notify(_("{file} is back as it was before the reset.").format(file=self.exercise.file) + kept,
+                        title=_("Reset undone"), timeout=12, markup=False)
+        else:
+            self._show_results("idle", N_("The starter code is back."))
+            self.notify(_("{file} is back to its starter code.").format(file=self.exercise.file) + kept,
+                        title=_("Reset"), timeout=12, markup=False)
+
+    # -- undoing a reset -------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="backup", exit_on_error=False, description=N_("looking for backups"))
+    def _find_backup(self) -> None:
+        backup = self.app.services.latest_backup(self.exercise)
+        if backup is not None:
+            self.app.call_from_thread(self._show_backup, backup)
+
+    def _show_backup(self, backup: Path) -> None:
+        """The newest backup stays named on screen (not only in a toast that goes away)."""
+        self.backup = backup
+        line = self.query_one("#exercise-backup", Static)
+        line.update(Content(_("↶ Backup of your code before the last reset: {path} · u puts it back").format(
+            path=_short_path(backup))))
+        line.display = True
+
+    def action_restore(self) -> None:
+        if self.backup is None:
+            self.notify(_("No reset to undo: this exercise has no backup under .jaxlings/backups/."),
+                        title=_("Nothing to restore"))
+            return
+        backup = self.backup
+
+        def answered(yes: bool | None) -> None:
+            if yes and self.keep_unsaved():
+                self.resetting = True
+                self._restore(backup)
+
+        self.app.push_screen(
+            ConfirmScreen(
+                _("Put back [b]{backup}[/b] as {file}?\n"
+                  "What the file holds now is kept as a backup first, so this can be undone too.").format(
+                    backup=escape_markup(_short_path(backup)), file=self.exercise.file),
+                yes=_("Restore"),
+                no=_("Keep the file as it is"),
+            ),
+            answered,
+        )
+
+    @work(thread=True, exclusive=True, group="file", exit_on_error=False, description=N_("restoring your code"))
+    def _restore(self, backup: Path) -> None:
+        try:
+            kept, progress = self.app.services.restore_backup(self.exercise, backup, self.app.progress)
+            text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
+            self.app.call_from_thread(self._after_reset, text, error, kept, progress, True)
+        finally:
+            self.app.call_from_thread(setattr, self, "resetting", False)
 
     # -- elsewhere ------------------------------------------------------------------------
     def action_next(self) -> None:
@@ -691,6 +795,9 @@ class ExerciseScreen(CourseScreen):
     def action_leave(self) -> None:
         if self.editor_focused():
             self._leave_editor()
+            return
+        if self.query_one("#solution").display:
+            self._close_solution()
             return
         self.confirm_leave(self.app.back_to_map, _("going back to the map"))
 
@@ -741,8 +848,6 @@ class ExerciseScreen(CourseScreen):
             return False
         if action in LETTER_ACTIONS and self.editor_focused():
             return False
-        if action in ("solution", "next") and not self.passed:
-            return None
         if action == "goto_line" and (self.load_error is not None or self.disk_text is None):
             return None
         return True

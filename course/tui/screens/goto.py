@@ -27,13 +27,16 @@ class GotoLineScreen(ModalScreen[int | None]):
             yield Input(
                 value=str(self.suggested) if self.suggested else "",
                 placeholder=_("line number"),
-                type="integer",
+                restrict=r"[0-9]*",  # digits only: not the `_`, `-` or `e` an integer literal allows
                 id="goto-line",
             )
             yield Static("", id="goto-error")
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        field = self.query_one(Input)
+        field.focus()
+        # The suggestion is selected, so a number typed replaces it instead of adding to it.
+        field.select_all()
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -104,6 +104,19 @@ class LessonScreen(CourseScreen):
             Option(("  " * max(level - 2, 0)) + heading.replace("`", "").replace("**", ""), id=wid) for level, heading, wid in self.sections
         )
         body.focus()
+        # The text is on screen; the colours follow.
+        self._highlight(list(body.query(CodePanel)))
+
+    @work(thread=True, exclusive=True, group="highlight", exit_on_error=False, description=N_("colouring the code"))
+    def _highlight(self, panels: list[CodePanel]) -> None:
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        for panel in panels:
+            if worker.is_cancelled:
+                return
+            text = panel.highlighted()
+            self.app.call_from_thread(panel.show_highlighted, text)
 
     def _widgets_for(self, lesson_text: Any) -> list[Widget]:
         from course.lessons import CodeBlock, Prose, SideBySide

@@ -165,9 +165,16 @@ class MapScreen(CourseScreen):
 
     def focus_next_pending(self) -> None:
         """Put the cursor where the learner left off: on the next exercise, or on
-        its lesson when that lesson has not been started."""
+        its lesson when that lesson has not been started.
+
+        The tree's lines exist only after the next refresh, so the cursor moves
+        then; until it has, the tree has no focus and an Enter cannot open
+        whatever the cursor happened to be on before."""
         nxt = self._next_pending()
         tree = self.query_one(Tree)
+        self._placing = True
+        if self.focused is tree:
+            self.set_focus(None)
         target = nxt.name if nxt is not None else None
         if nxt is not None and self._starts_a_lesson(nxt):
             _number, lesson = self._lesson_of(nxt.name)
@@ -180,17 +187,20 @@ class MapScreen(CourseScreen):
                 if node.data.name == target:
                     self.call_after_refresh(self._move_cursor, node)
                     return
+        self.call_after_refresh(self._move_cursor, None)
 
-    def _move_cursor(self, node: TreeNode) -> None:
+    def _move_cursor(self, node: TreeNode | None) -> None:
         tree = self.query_one(Tree)
-        tree.move_cursor(node)
-        tree.scroll_to_node(node, animate=False)
+        if node is not None:
+            tree.move_cursor(node)
+            tree.scroll_to_node(node, animate=False)
+        self._placing = False
         tree.focus()
 
     @on(Tree.NodeSelected)
     def _open(self, event: Tree.NodeSelected) -> None:
         entry = event.node.data
-        if entry is None:
+        if entry is None or getattr(self, "_placing", False):
             return
         if entry.kind == "lesson":
             self.app.open_lesson(entry.name)

@@ -1,4 +1,9 @@
-"""Leaving an exercise with unsaved edits: save them, drop them, or stay."""
+"""Leaving an exercise with unsaved edits: save them, drop them, or stay.
+
+No printable key answers (see DeliberateScreen): Ctrl+S saves, as it does in
+the editor; Discard needs Tab/arrows and Enter, or the mouse; Esc stays.
+Dropped edits are still kept in a recovery file by the exercise screen.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +11,21 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from course.i18n import N_, _
+from course.tui.screens.deliberate import DeliberateScreen
 
 SAVE = "save"
 DISCARD = "discard"
 
 
-class UnsavedScreen(ModalScreen[str | None]):
+class UnsavedScreen(DeliberateScreen[str | None]):
     """Dismisses with SAVE, DISCARD, or None to stay where you are."""
 
     BINDINGS = [
-        Binding("s", "answer('save')", N_("Save"), id="unsaved.save"),
-        Binding("d", "answer('discard')", N_("Discard"), id="unsaved.discard"),
-        Binding("c,escape", "answer(None)", N_("Cancel"), id="unsaved.cancel"),
+        Binding("ctrl+s", "answer('save')", N_("Save"), id="unsaved.save"),
+        Binding("escape", "answer(None)", N_("Cancel"), id="unsaved.cancel"),
     ]
 
     def __init__(self, file: str, doing: str) -> None:
@@ -33,9 +37,11 @@ class UnsavedScreen(ModalScreen[str | None]):
         with Vertical(id="confirm-box"):
             yield Static(id="confirm-question")
             with Horizontal(id="confirm-buttons"):
-                yield Button(_("Save (s)"), variant="primary", id="unsaved-save")
-                yield Button(_("Discard (d)"), variant="error", id="unsaved-discard")
-                yield Button(_("Cancel (c)"), id="unsaved-cancel")
+                yield Button(_("Cancel"), variant="primary", id="unsaved-cancel")
+                yield Button(_("Save (Ctrl+S)"), id="unsaved-save")
+                yield Button(_("Discard"), variant="error", id="unsaved-discard")
+            yield Static(_("Tab or arrows choose, Enter answers, Esc stays. "
+                           "Discarded edits are kept under .jaxlings/recovery/."), id="confirm-keys")
 
     def on_mount(self) -> None:
         from textual.content import Content

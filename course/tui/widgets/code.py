@@ -1,22 +1,39 @@
-"""Highlighted code panels, and the PyTorch | JAX pair a lesson is built around."""
+"""Code panels, and the PyTorch | JAX pair a lesson is built around.
+
+A panel shows its code as plain text at once and takes its colours later
+(`highlighted()` runs in a worker): on a busy machine, Pygments on the event
+loop kept a whole lesson behind an empty box for seconds."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Static
 
 
 class CodePanel(Static):
-    """One read-only code block, highlighted with the app's theme colours."""
+    """One read-only code block."""
 
     def __init__(self, code: str, *, title: str = "", language: str = "python", **kwargs) -> None:
         lang = language if language in ("python", "console", "text", "bash", "toml") else "python"
-        content = highlight(code.rstrip("\n"), language=None if lang in ("console", "text") else lang)
-        super().__init__(content, **kwargs)
+        self.code = code.rstrip("\n")
+        self.language = None if lang in ("console", "text") else lang
+        self.is_highlighted = False
+        super().__init__(Content(self.code), **kwargs)
         if title:
             self.border_title = title
+
+    def highlighted(self) -> Content:
+        """The code in the app's theme colours (slow: call it from a worker)."""
+        return highlight(self.code, language=self.language)
+
+    def show_highlighted(self, text: Content) -> None:
+        if not self.is_mounted:
+            return  # the lesson was read again (another language) while this was being coloured
+        self.update(text)
+        self.is_highlighted = True
 
 
 class CodePair(Horizontal):

@@ -1,8 +1,13 @@
 """The reference solution as a diff against the learner's code: one view, so both
-sides scroll together, marked with -/+ as well as colour."""
+sides scroll together, marked with -/+ as well as colour.
+
+Docstrings are folded to one line on both sides: the task text against the
+solution's short docstring is a screenful of difference that says nothing about
+the code."""
 
 from __future__ import annotations
 
+import ast
 import difflib
 
 from textual.content import Content
@@ -10,11 +15,33 @@ from textual.widgets import Static
 
 from course.i18n import _
 
+FOLDED = '"""…"""'
+
+
+def fold_docstrings(source: str) -> list[str]:
+    """The lines of `source`, each docstring (module, class, function) cut to one
+    line at its indentation. A file that does not parse is left as it is."""
+    lines = source.splitlines()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return lines
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str) and first.end_lineno is not None):
+                spans.append((first.lineno - 1, first.end_lineno, first.col_offset))
+    for start, end, column in sorted(spans, reverse=True):
+        lines[start:end] = [" " * column + FOLDED]
+    return lines
+
 
 def diff_lines(mine: str, reference: str) -> list[tuple[str, str]]:
     """(mark, line) for the whole reference file: " " same, "-" only in yours,
     "+" only in the solution."""
-    a, b = mine.splitlines(), reference.splitlines()
+    a, b = fold_docstrings(mine), fold_docstrings(reference)
     out: list[tuple[str, str]] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -25,20 +52,26 @@ def diff_lines(mine: str, reference: str) -> list[tuple[str, str]]:
     return out
 
 
-def diff_content(mine: str, reference: str) -> Content:
+def diff_content(mine: str, reference: str) -> tuple[Content, int]:
+    """The diff, and the line of it where the first difference is (0: none)."""
     styles = {" ": "", "-": "$error", "+": "$success"}
     lines = diff_lines(mine, reference)
     if not any(mark != " " for mark, _line in lines):
         head = Content.from_markup("[b $success]" + _("Your code is the reference solution, line for line.") + "[/]")
     else:
-        head = Content.from_markup("[dim]" + _("- your line   + the solution's line") + "[/dim]")
+        head = Content.from_markup("[dim]" + _("- your line   + the solution's line   (docstrings folded: {folded})")
+                                   .format(folded=FOLDED) + "[/dim]")
     body = [head]
     for mark, line in lines:
         text = Content(f"{mark} {line}")
         body.append(text.stylize(styles[mark]) if styles[mark] else text)
-    return Content("\n").join(body)
+    first = next((number for number, (mark, _line) in enumerate(lines, start=1) if mark != " "), 0)
+    return Content("\n").join(body), first
 
 
 class DiffView(Static):
-    def show(self, mine: str, reference: str) -> None:
-        self.update(diff_content(mine, reference))
+    def show(self, mine: str, reference: str) -> int:
+        """Show the diff; returns the line of the first difference (0: none)."""
+        text, first = diff_content(mine, reference)
+        self.update(text)
+        return first
