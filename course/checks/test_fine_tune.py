@@ -161,7 +161,7 @@ def test_every_step_matches_the_reference(run):
                 fail(f"{call}: {name} after train_step call {step + 1} differs from the reference's by up to "
                      f"{diff:.3g}. Check, in order: clipping to global norm 1.0 on the head's gradients only, "
                      "before AdamW; AdamW's weight_decay=0.01 (PyTorch's default, not Optax's 1e-4); the "
-                     "linear warm-up from 0; the MEAN (not the sum) of the accumulated gradients.")
+                     "warm-up (lr / warmup_steps at the first update, lr from update warmup_steps - 1 on); the MEAN (not the sum) of the accumulated gradients.")
     assert_close(np.array(got["losses"], np.float32), np.array(want["losses"], np.float32),
                  what=f"{call}: the loss returned by each train_step call (the mean binary cross-entropy "
                       "with logits of the batch, before the update)", rtol=1e-4, atol=1e-6)
