@@ -82,10 +82,14 @@ def probe_model(module, in_channels, n_classes, size, params, x_train, images=No
     model.train()
     lowered(model, "train_before")
     try:
-        predict = jax.jit(lambda im: module.predict(model, im))
+        # predict lowered on a copy made inside the trace (a model.eval() in it may then run), and
+        # called once on the model itself, whose mode afterwards shows in "train_after".
+        graphdef, variables = nnx.split(model)
+        predict = jax.jit(lambda im: module.predict(nnx.merge(graphdef, jax.tree.map(lambda a: a, variables)), im))
         info["predict"] = predict.lower(nchw).as_text()
         if images is not None:
             info["predict_out"] = predict(jnp.asarray(images))
+        module.predict(model, jnp.zeros(nchw.shape, jnp.float32))
     except Exception as exc:  # noqa: BLE001 - the parent names the likely mistake
         info["predict_error"] = f"{type(exc).__name__}: {exc}"
     lowered(model, "train_after")
