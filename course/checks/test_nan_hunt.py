@@ -1,101 +1,263 @@
-"""Checks for nan_hunt: a norm with finite gradients, and a log checked inside jit.
+"""Checks for nan_hunt: a normalisation with finite gradients, and an entropy checked inside jit.
 
-The learner's process returns evidence: values and gradients of its functions on
-inputs drawn here, and what checkify reported for them. Which inputs are invalid,
-and what the gradients must be, is decided here.
+Evidence: the learner's process lowers three programs on shapes alone (the
+normalisation, the gradient of a sum that holds it, and the checkified entropy
+inside a function of the check's own) and returns their text. The programs run
+here, on inputs drawn after they came back; every expected value (the exact
+normalisation, its gradient, the entropy, which inputs are invalid) is computed
+here with NumPy. A library patched in the learner's process cannot change a
+program's outputs without changing the program: a gradient cleaned of NaNs
+shows on the check's own naive norm, which is differentiated in the same
+program, and a check added by a patched `checkify` around the whole function
+fires on the check's own arguments, not on the learner's input. Only the
+wording of the error comes from the learner's process, and it is only read
+where the program run here fired.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, fail, side_by_side
+from course.engine.checking import fail
+from course.engine.programs import ProgramError, run
 
-TIMEOUT = 60
+TIMEOUT = 90
 NORM_SHAPES = [(6, 4), (3, 5, 3)]
-LOG_SHAPE = (8,)
+ENTROPY_SHAPES = [(5, 6), (2, 3, 4)]
+# Row kinds drawn for the normalisation, each at least once per array: where the naive
+# gradient is NaN, where a per-element guard miscounts, where an epsilon or PyTorch's
+# clamp at 1e-12 changes the value, where x * x is large.
+ZERO, MIXED, TINY, LARGE = "a row of zeros", "a row mixing zeros and nonzeros", "a row of norm ~1e-13", \
+    "a row of norm ~1e13"
+KINDS = (ZERO, MIXED, TINY, LARGE)
 
 
-def probe_norm(module, x):
-    import jax
-    import jax.numpy as jnp
+# --- probe (run in the learner's process; it only lowers programs) -----------------------------
 
-    value = module.safe_norm(jnp.asarray(x))
-    grad = jax.grad(lambda v: jnp.sum(module.safe_norm(v)))(jnp.asarray(x))
-    return {"value": value, "grad": grad}
-
-
-def probe_log(module, batches):
+def probe_programs(module, shape, entropy_shape):
     import jax
     import jax.numpy as jnp
     from jax.experimental import checkify
 
-    checked = jax.jit(checkify.checkify(module.checked_log))
+    f32 = jnp.float32
+    spec = jax.ShapeDtypeStruct(tuple(shape), f32)
+
+    def loss(v, order, w0, w1):
+        # Which half of v the learner's function sees is an input, chosen after lowering; the
+        # other half goes through a naive norm, whose gradient JAX makes NaN on a row of zeros.
+        u = v[order]
+        mine = jnp.sum(w0 * module.safe_normalize(u[0]))
+        naive = jnp.sum(w1 * jnp.sqrt(jnp.sum(u[1] * u[1], axis=-1)))
+        return mine + naive
+
+    def composed(q, s, v):
+        # The learner's input is computed here (q * s); log(v) of negative v is NaN, never an error.
+        return module.checked_entropy(q * s), jnp.log(v)
+
+    e = jax.ShapeDtypeStruct(tuple(entropy_shape), f32)
+    return {
+        "forward": jax.jit(module.safe_normalize).lower(spec).as_text(),
+        "grad": jax.jit(jax.grad(loss), keep_unused=True).lower(
+            jax.ShapeDtypeStruct((2, *shape), f32), jax.ShapeDtypeStruct((2,), jnp.int32), spec,
+            jax.ShapeDtypeStruct(tuple(shape[:-1]), f32)).as_text(),
+        "entropy": jax.jit(checkify.checkify(composed)).lower(e, e, e).as_text(),
+    }
+
+
+def probe_messages(module, batches):
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import checkify
+
+    checked = jax.jit(checkify.checkify(module.checked_entropy))
     out = []
-    for x in batches:
-        err, y = checked(jnp.asarray(x))
-        message = err.get()
-        out.append({"error": None if message is None else str(message)[:500], "y": y})
+    for p in batches:
+        message = checked(jnp.asarray(p))[0].get()
+        out.append(None if message is None else str(message)[:500])
     return out
 
 
-def _norm_input(rng):
+# --- the trusted side ----------------------------------------------------------------------------
+
+def _rows(rng, shape):
+    """x of `shape` whose rows are of every kind in KINDS (and ordinary ones), and each row's kind."""
+    n, d = int(np.prod(shape[:-1])), shape[-1]
+    rows = rng.standard_normal((n, d))
+    kinds = [KINDS[i] if i < len(KINDS) else "an ordinary row" for i in range(n)]
+    order = rng.permutation(n)
+    rows, kinds = rows[order], [kinds[i] for i in order]
+    for i, kind in enumerate(kinds):
+        if kind == ZERO:
+            rows[i] = 0.0
+        elif kind == MIXED:
+            zeros = rng.choice(d, size=int(rng.integers(1, d)), replace=False)
+            rows[i, zeros] = 0.0
+        elif kind == TINY:
+            rows[i] *= 1e-13
+        elif kind == LARGE:
+            rows[i] *= 1e13
+    return rows.astype(np.float32).reshape(shape), np.array(kinds)
+
+
+def _programs(learner, rng):
     shape = NORM_SHAPES[int(rng.integers(len(NORM_SHAPES)))]
-    x = rng.standard_normal(shape).astype(np.float32)
-    rows = x.reshape(-1, shape[-1])
-    zero = rng.choice(rows.shape[0], size=max(1, rows.shape[0] // 3), replace=False)
-    rows[zero] = 0.0  # rows of zeros: where the naive gradient is NaN
-    return rows.reshape(shape), zero
+    entropy_shape = ENTROPY_SHAPES[int(rng.integers(len(ENTROPY_SHAPES)))]
+    texts = learner.probe(probe_programs, shape, entropy_shape)
+    if not isinstance(texts, dict) or not all(isinstance(texts.get(k), str) for k in ("forward", "grad", "entropy")):
+        fail(f"the check could not lower safe_normalize and checked_entropy with jax.jit for x {shape} "
+             f"(got {type(texts).__name__}). Both must be traceable by jax.jit.")
+    return shape, entropy_shape, texts
 
 
-def test_safe_norm_values_and_finite_gradients(learner, reference, rng):
-    x, zero_rows = _norm_input(rng)
-    got, want = side_by_side(learner, reference).probe(probe_norm, x)
-    call = f"safe_norm(x {x.shape}, {len(zero_rows)} rows of zeros)"
-    value, grad = got["value"], got["grad"]
-    if not isinstance(value, np.ndarray) or value.shape != x.shape[:-1]:
-        fail(f"{call} returned {getattr(value, 'shape', type(value).__name__)}, expected shape {x.shape[:-1]}: "
-             "the norm along the last axis.")
-    if value.dtype != np.float32:
-        fail(f"{call} has dtype {value.dtype}, expected float32.")
-    at_zero = value.reshape(-1)[zero_rows]
-    if np.any(at_zero != 0.0):
-        fail(f"{call}: the norm of a row of zeros is {float(np.max(np.abs(at_zero))):.3g}, not 0. An epsilon "
-             "added under the square root changes the norm; keep it exact with the double where: "
-             "jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, sq, 1.0)), 0.0).")
-    assert_close(value, want["value"], what=call, rtol=1e-5, atol=1e-5)
-    if not isinstance(grad, np.ndarray) or grad.shape != x.shape:
-        fail(f"the gradient of sum({call}) has shape {getattr(grad, 'shape', None)}, expected {x.shape}.")
-    bad = ~np.isfinite(grad)
+def _run(text, what, *args):
+    try:
+        return run(text, *args)
+    except (ProgramError, ValueError) as e:
+        fail(f"{what}, lowered with jax.jit, could not be run by the check: {e}")
+
+
+def _exact(x):
+    x64 = x.astype(np.float64)
+    r = np.sqrt(np.sum(x64 * x64, axis=-1, keepdims=True))
+    return np.where(r > 0, x64 / np.where(r > 0, r, 1.0), 0.0), r
+
+
+def _rows_off(got, want, kinds, tol):
+    """The kinds of the rows where got and want differ by more than tol (relative to the row's scale)."""
+    g, w = got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
+    bad = ~np.all(np.abs(g - w) <= tol, axis=-1)
+    return sorted(set(kinds[bad]))
+
+
+def test_safe_normalize_values_run_here(learner, rng):
+    shape, _, texts = _programs(learner, rng)
+    x, kinds = _rows(rng, shape)
+    (got,) = _run(texts["forward"], f"safe_normalize for x {shape}", x)
+    call = f"safe_normalize(x {shape}), run by the check"
+    if got.shape != shape:
+        fail(f"{call} returned shape {got.shape}, expected {shape}: x divided by its norm along the last axis.")
+    if got.dtype != np.float32:
+        fail(f"{call} has dtype {got.dtype}, expected float32.")
+    want, _ = _exact(x)
+    off = _rows_off(got.astype(np.float64), want, kinds, 1e-5)
+    if not off:
+        return
+    for axis in range(len(shape) - 1):
+        other, _ = _exact(np.moveaxis(x, axis, -1))
+        if np.allclose(got, np.moveaxis(other, -1, axis), rtol=1e-5, atol=1e-5):
+            fail(f"{call} normalises along axis {axis}; the statement asks for the norm along the last axis.")
+    if ZERO in off:
+        fail(f"{call}: {ZERO} gives {got.reshape(-1, shape[-1])[kinds == ZERO][0]}, not zeros: pick 0 there with "
+             "the second jnp.where.")
+    if TINY in off:
+        fail(f"{call}: {TINY} is not divided exactly. An epsilon, or a clamp of the norm like PyTorch's "
+             "F.normalize (max(norm, 1e-12)), changes small rows; the double where needs neither.")
+    if MIXED in off:
+        fail(f"{call}: {MIXED} is wrong. A guard applied element by element (where(x != 0, x, 1)) changes the "
+             "norm of such a row; guard the row's sum of squares instead.")
+    fail(f"{call} differs from x / ||x|| along the last axis in {', '.join(off)} "
+         f"(up to {float(np.nanmax(np.abs(got - want))):.3g}).")
+
+
+def test_safe_normalize_gradient_run_here(learner, rng):
+    shape, _, texts = _programs(learner, rng)
+    halves = [_rows(rng, shape) for _ in range(2)]
+    v = np.stack([h[0] for h in halves])
+    order = rng.permutation(2).astype(np.int32)
+    w0 = rng.standard_normal(shape).astype(np.float32)
+    w1 = rng.standard_normal(shape[:-1]).astype(np.float32)
+    (grad,) = _run(texts["grad"], "the gradient of sum(w * safe_normalize(x))", v, order, w0, w1)
+    if grad.shape != v.shape:
+        fail(f"the gradient program returned shape {grad.shape}, expected {v.shape}.")
+    # The check's own naive norm: JAX's gradient is NaN exactly on its rows of zeros.
+    z, z_kinds = halves[order[1]]
+    naive = grad[order[1]].reshape(-1, shape[-1])
+    zero_rows = z_kinds == ZERO
+    if not np.all(np.isnan(naive[zero_rows])):
+        fail("the gradient of the check's own naive norm, jnp.sqrt(jnp.sum(x * x, -1)), is finite on a row of "
+             "zeros, where JAX gives NaN: something cleans NaNs out of gradients (a patched jax.grad?). Make "
+             "safe_normalize itself safe.")
+    x, kinds = halves[order[0]]
+    mine = grad[order[0]]
+    call = f"the gradient of sum(w * safe_normalize(x)) for x {shape}, run by the check"
+    bad = ~np.isfinite(mine.reshape(-1, shape[-1])).all(axis=-1)
     if bad.any():
-        fail(f"the gradient of sum({call}) has {int(bad.sum())} non-finite entries (NaN or inf), in the rows of "
-             "zeros. The unused side of jnp.where is still differentiated: keep sqrt's input safe with a first "
-             "where, then pick the result with a second one.")
-    assert_close(grad, want["grad"], what=f"the gradient of sum({call})", rtol=1e-4, atol=1e-5)
+        fail(f"{call} has non-finite entries (NaN or inf) in {', '.join(sorted(set(kinds[bad])))}. The unused "
+             "side of jnp.where is still differentiated: keep the division's input safe with a first where, "
+             "then pick the result with a second one.")
+    u, r = _exact(x)
+    w = w0.astype(np.float64)
+    # d/dx sum(w * x / r) = (w - (w . u) u) / r; 0 on a row of zeros. Compared times r (scale-free).
+    want_scaled = np.where(r > 0, w - np.sum(w * u, axis=-1, keepdims=True) * u, 0.0)
+    got_scaled = np.where(r > 0, mine.astype(np.float64) * r, mine)
+    off = _rows_off(got_scaled, want_scaled, kinds, 1e-4)
+    if off:
+        if ZERO in off:
+            fail(f"{call} is not 0 on {ZERO}: the double where gives 0 there.")
+        fail(f"{call} differs from the exact gradient, (w - (w . u) u) / ||x|| with u = x / ||x||, in "
+             f"{', '.join(off)}.")
+    # The naive half, away from its zeros: w1 * x / ||x||; a program that is not what it says shows here.
+    zu, _ = _exact(z)
+    expect = (w1.astype(np.float64)[..., None] * zu).reshape(-1, shape[-1])
+    if not np.allclose(naive[~zero_rows], expect[~zero_rows], rtol=1e-4, atol=1e-5):
+        fail("the gradient program does not differentiate the check's own naive norm as JAX does: it is not "
+             "the gradient of the function the check lowered.")
 
 
-def test_checked_log_reports_exactly_the_bad_inputs(learner, reference, rng):
-    batches, bad = [], []
-    for i in range(4):
-        x = rng.uniform(0.1, 3.0, size=LOG_SHAPE).astype(np.float32)
-        if i % 2 == 1:
-            where = int(rng.integers(LOG_SHAPE[0]))
-            x[where] = -float(rng.uniform(0.0, 2.0)) if i == 1 else 0.0  # negative, then exactly zero
-        batches.append(x)
-        bad.append(bool((x <= 0).any()))
-    got, want = side_by_side(learner, reference).probe(probe_log, batches)
-    if not isinstance(got, list) or len(got) != len(batches):
-        fail("checked_log: the check could not read one result per batch.")
-    for x, is_bad, mine, ref in zip(batches, bad, got, want):
-        call = f"jax.jit(checkify.checkify(checked_log))(x) with min(x) = {float(x.min()):.4g}"
-        error = mine.get("error") if isinstance(mine, dict) else None
-        if is_bad:
-            if error is None:
-                fail(f"{call}: err.get() is None, but x has a non-positive element. Add "
-                     "checkify.check(jnp.all(x > 0), ...) before the log.")
-            if "non-positive input" not in error:
-                fail(f"{call}: the error says {error!r}; it must contain the words 'non-positive input'.")
-        else:
-            if error is not None:
-                fail(f"{call}: err.get() reported {error!r} for an input whose elements are all positive.")
-            assert_close(mine.get("y"), ref["y"], what=call, rtol=1e-6, atol=1e-6)
+def _probabilities(rng, shape):
+    """Rows of probabilities with exact zeros (one row one-hot), as float32."""
+    p = rng.dirichlet(np.ones(shape[-1]), size=int(np.prod(shape[:-1])))
+    p[rng.random(p.shape) < 0.3] = 0.0
+    p[0] = 0.0
+    p[0, int(rng.integers(shape[-1]))] = 1.0
+    return p.astype(np.float32).reshape(shape)
+
+
+def _entropy(p):
+    p64 = p.astype(np.float64)
+    return -np.sum(np.where(p64 > 0, p64 * np.log(np.where(p64 > 0, p64, 1.0)), 0.0), axis=-1)
+
+
+def test_checked_entropy_fires_exactly_on_negative_inputs(learner, rng):
+    _, shape, texts = _programs(learner, rng)
+    batches = []
+    for kind in ("valid", "negative", "valid", "tiny negative"):
+        p = _probabilities(rng, shape)
+        if kind != "valid":
+            p.flat[int(rng.integers(p.size))] = -float(rng.uniform(0.1, 1.0)) if kind == "negative" else -1e-7
+        batches.append((kind, p))
+    messages = None
+    for kind, p in batches:
+        signs = rng.choice(np.array([-1.0, 1.0], np.float32), size=shape)
+        decoy = -rng.uniform(0.5, 2.0, size=shape).astype(np.float32)
+        outs = _run(texts["entropy"], "jax.jit(checkify.checkify(fn)) around checked_entropy", p * signs, signs, decoy)
+        if len(outs) < 2:
+            fail("the checkified program of checked_entropy does not return the entropy.")
+        errors, value = outs[:-2], outs[-2]
+        fired = any(e.dtype == np.bool_ and e.shape == () and bool(e) for e in errors)
+        call = f"checked_entropy(p {shape}) with min(p) = {float(p.min()):.3g}, under jax.jit(checkify.checkify(...))"
+        if kind == "valid":
+            if fired:
+                if (p == 0).any():
+                    fail(f"{call}: a check fired for a valid input. p has exact zeros, and 0 is a valid "
+                         "probability: check p >= 0, not p > 0.")
+                fail(f"{call}: a check fired for an input whose elements are all >= 0.")
+            if value.shape != shape[:-1] or value.dtype != np.float32:
+                fail(f"{call} returned {value.dtype} {value.shape}, expected float32 {shape[:-1]}.")
+            if np.isnan(value).any():
+                fail(f"{call} is NaN on rows with p == 0: 0 * log(0) is NaN in floating point. Count those "
+                     "entries as 0 with jnp.where (and keep log's input safe).")
+            if not np.allclose(value, _entropy(p), rtol=1e-5, atol=1e-6):
+                diff = float(np.max(np.abs(value - _entropy(p))))
+                fail(f"{call} differs from -sum(p * log(p)) by up to {diff:.3g}.")
+            continue
+        if not fired:
+            fail(f"{call}: no check fired, but p has a negative element. checkify.check(jnp.all(p >= 0), ...) "
+                 "inside checked_entropy, on its own input.")
+        if messages is None:
+            messages = learner.probe(probe_messages, [b for k, b in batches if k != "valid"])
+            if not isinstance(messages, list) or len(messages) != 2:
+                fail("checked_entropy: the check could not read the error messages.")
+        message = messages[0 if kind == "negative" else 1]
+        if not isinstance(message, str) or "negative probability" not in message:
+            fail(f"{call}: the error says {message!r}; it must contain the words 'negative probability'.")

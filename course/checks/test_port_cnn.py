@@ -12,8 +12,11 @@ the diagnosis of what went wrong. Nothing expected is ever sent to the learner.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import fail
+from course.engine.programs import ProgramError, parse, run
 
 TIMEOUT = 90
 SHAPES = [(2, 8, 3), (3, 12, 5)]  # (in_channels, size, n_classes): a small fixed set, so programs are reused;
@@ -29,15 +32,26 @@ RTOL, ATOL = 1e-4, 1e-5
 # --- probes (run in the learner's process; they only gather evidence) -------------------------
 
 def probe_convert(module, state_dict, size):
-    return module.torch_to_nnx(state_dict, size)
+    import jax
+
+    converted = module.torch_to_nnx(state_dict, size)
+    leaves = jax.tree.leaves(converted)
+    # Whether the leaves are JAX arrays is only a matter of the learner's own model (lesson 21: NNX
+    # keeps NumPy arrays and a train-mode BatchNorm writes into them); the values are judged here.
+    return {"converted": converted, "numpy_leaves": sum(not isinstance(v, jax.Array) for v in leaves)}
 
 
-def probe_model(module, in_channels, n_classes, size, params, mode, x):
-    """Build the learner's CNN, load `params`, then `predict(model, x)` (mode 'predict', x NCHW)
-    or one train-mode call `model(x)` (mode 'train', x NHWC)."""
+def probe_back(module, params, size):
+    return module.nnx_to_torch(params, size)
+
+
+def probe_model(module, in_channels, n_classes, size, params, x_train, images=None):
+    """Build the learner's CNN, load `params`, and lower its forward passes on shapes alone: in train
+    mode before and after `predict` was lowered (NCHW), and in eval mode after one train-mode call on
+    `x_train` (NHWC, drawn by the check). The programs hold the model's variables as constants; the
+    check runs them on inputs it draws afterwards."""
     import jax
     import jax.numpy as jnp
-    import numpy as np
     from flax import nnx
 
     # Built abstractly (no initialisation to compute): every variable is then loaded from `params`.
@@ -54,15 +68,35 @@ def probe_model(module, in_channels, n_classes, size, params, mode, x):
     except Exception as exc:  # noqa: BLE001 - reported to the parent as evidence
         info["load_error"] = f"{type(exc).__name__}: {exc}"
         return info
-    if mode == "predict":
-        try:
-            info["logits"] = module.predict(model, x)
-        except Exception as exc:  # noqa: BLE001 - the parent names the likely mistake
-            info["predict_error"] = f"{type(exc).__name__}: {exc}"
-        return info
+    nhwc = jax.ShapeDtypeStruct((x_train.shape[0], size, size, in_channels), jnp.float32)
+    nchw = jax.ShapeDtypeStruct((x_train.shape[0], in_channels, size, size), jnp.float32)
+
+    def lowered(m, key):
+        graphdef, variables = nnx.split(m)
+        # Fresh Variables made inside the trace (the tree map), so a train-mode BatchNorm may update them there.
+        forward = jax.jit(lambda x: nnx.merge(graphdef, jax.tree.map(lambda a: a, variables))(x))
+        info[key] = forward.lower(nhwc).as_text()
+        if images is not None:  # only where the check cannot run the program itself (see _RUNS_CONVOLUTIONS)
+            info[key + "_out"] = forward(jnp.transpose(jnp.asarray(images), (0, 2, 3, 1)))
+
     model.train()
-    info["logits"] = model(jnp.asarray(x))
-    info["stats"] = nnx.to_pure_dict(nnx.state(model, nnx.BatchStat))
+    lowered(model, "train_before")
+    try:
+        # predict lowered on a copy made inside the trace (a model.eval() in it may then run), and
+        # called once on the model itself, whose mode afterwards shows in "train_after".
+        graphdef, variables = nnx.split(model)
+        predict = jax.jit(lambda im: module.predict(nnx.merge(graphdef, jax.tree.map(lambda a: a, variables)), im))
+        info["predict"] = predict.lower(nchw).as_text()
+        if images is not None:
+            info["predict_out"] = predict(jnp.asarray(images))
+        module.predict(model, jnp.zeros(nchw.shape, jnp.float32))
+    except Exception as exc:  # noqa: BLE001 - the parent names the likely mistake
+        info["predict_error"] = f"{type(exc).__name__}: {exc}"
+    lowered(model, "train_after")
+    model.train()
+    model(jnp.asarray(x_train))
+    model.eval()
+    lowered(model, "eval_after_step")
     return info
 
 
@@ -215,7 +249,8 @@ def _converted(learner, rng, seed):
     in_channels, size, n_classes = _case(rng)
     sd = _state_dict(rng, in_channels, size, n_classes)
     call = f"torch_to_nnx(TorchCNN({in_channels}, {n_classes}, {size}).state_dict(), {size})"
-    got = learner.probe(probe_convert, sd, size)
+    reply = learner.probe(probe_convert, sd, size)
+    got = reply.get("converted") if isinstance(reply, dict) else None
     if not isinstance(got, dict):
         fail(f"{call} returned a {type(got).__name__}, expected a nested dict like "
              "nnx.to_pure_dict(nnx.state(CNN(...))).")
@@ -224,6 +259,10 @@ def _converted(learner, rng, seed):
         sub = got.get(layer)
         if not isinstance(sub, dict):
             fail(f"{call} has no entry '{layer}' (a dict of {', '.join(names)}); it has {sorted(map(str, got))}.")
+        extra = sorted(set(map(str, sub)) - set(names))
+        if extra:
+            fail(f"{call}['{layer}'] has entries {extra} that the NNX CNN's {layer} does not have; it must hold "
+                 f"exactly {', '.join(names)} (num_batches_tracked has no NNX counterpart: leave it out).")
         for name in names:
             if name not in sub:
                 hint = {"scale": " (PyTorch calls it weight)", "mean": " (PyTorch: running_mean)",
@@ -233,6 +272,10 @@ def _converted(learner, rng, seed):
     if extra:
         fail(f"{call} has entries {extra} that the NNX CNN does not have (num_batches_tracked has no NNX "
              "counterpart: leave it out).")
+    if reply.get("numpy_leaves"):
+        fail(f"{call} returned {reply['numpy_leaves']} NumPy arrays: return JAX arrays (jnp.asarray), as lesson 21 "
+             "advises. nnx.update keeps the arrays it is given, and a train-mode BatchNorm would then write its "
+             "statistics into your converted dict in place.")
     return in_channels, size, n_classes, sd, got, want, call
 
 
@@ -275,27 +318,93 @@ def _structure_problem(info, want, call):
             fail(f"{call}: {path} has shape {tuple(structure[path])}, expected {tuple(shape)}.")
 
 
-def test_predict_takes_nchw_images_in_eval_mode(learner, rng, seed):
+
+def _runs_convolutions() -> bool:
+    """Whether course.engine.programs runs programs with `stablehlo.convolution` (a CNN's forward pass).
+
+    Asked once, with a one-conv program lowered here from the check's own code."""
+    global _RUNS_CONVOLUTIONS
+    if _RUNS_CONVOLUTIONS is None:
+        import jax
+        import jax.numpy as jnp
+
+        spec = jax.ShapeDtypeStruct((1, 4, 4, 1), jnp.float32)
+        text = jax.jit(lambda x: jax.lax.conv_general_dilated(
+            x, jnp.ones((3, 3, 1, 1), jnp.float32), (1, 1), "SAME",
+            dimension_numbers=("NHWC", "HWIO", "NHWC"))).lower(spec).as_text()
+        try:
+            run(text, np.ones((1, 4, 4, 1), np.float32))
+            _RUNS_CONVOLUTIONS = True
+        except ProgramError:
+            _RUNS_CONVOLUTIONS = False
+    return _RUNS_CONVOLUTIONS
+
+
+_RUNS_CONVOLUTIONS: bool | None = None
+
+
+def _run(info, key, what, x):
+    """The output of the learner's program `key` on x: run here when the engine runs convolutions;
+    otherwise the output the learner's process computed with that very jitted function, after its
+    program was read here (verified, and free of calls out of JAX such as a callback to PyTorch)."""
+    text = info.get(key)
+    try:
+        if _runs_convolutions():
+            (out,) = run(text, x)
+            return out
+        program = parse(text)
+    except (ProgramError, ValueError) as e:
+        fail(f"{what}, lowered with jax.jit in your process, could not be run by the check: {e}")
+    outside = sorted(op for op in program.ops if "custom_call" in op or "callback" in op)
+    if outside:
+        fail(f"{what}, lowered with jax.jit in your process, leaves JAX ({', '.join(outside)}): the forward pass "
+             "must be JAX code (a callback into PyTorch is not a port).")
+    if not program.takes(tuple(x.shape)):
+        fail(f"{what}, lowered with jax.jit in your process, does not take images of shape {tuple(x.shape)}.")
+    out = info.get(key + "_out")
+    if not isinstance(out, np.ndarray):
+        fail(f"{what} returned {type(out).__name__}, expected an array of logits.")
+    return out
+
+
+@pytest.fixture(scope="module")
+def model_run(learner, request):
+    """The learner's CNN, loaded with the exact conversion of a fresh TorchCNN, as programs: lowered
+    once per check run on shapes alone, then run here on images drawn afterwards."""
+    seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
+    rng = np.random.default_rng([seed, 21])
     in_channels, size, n_classes = _case(rng)
     sd = _state_dict(rng, in_channels, size, n_classes)
-    images = _images(rng, in_channels, size)
     params = _expected_params(sd, size)
-    call = f"predict(CNN({in_channels}, {n_classes}, {size}) with converted weights, images {images.shape} NCHW)"
-    info = learner.probe(probe_model, in_channels, n_classes, size, params, "predict", images)
+    train_images = _images(rng, in_channels, size)
+    fresh = _images(rng, in_channels, size)
+    # Drawn here and, where the engine runs the programs, never sent: the programs run on them here.
+    info = learner.probe(probe_model, in_channels, n_classes, size, params,
+                         np.ascontiguousarray(train_images.transpose(0, 2, 3, 1)),
+                         None if _runs_convolutions() else fresh)
+    call = f"CNN({in_channels}, {n_classes}, {size}) with converted weights"
+    if not isinstance(info, dict):
+        fail(f"{call}: the check could not read your model ({type(info).__name__}).")
     _structure_problem(info, params, call)
     if "load_error" in info:
         fail(f"{call}: loading the converted weights into your CNN failed: {info['load_error']}")
+    return in_channels, size, n_classes, sd, train_images, fresh, info, call
+
+
+def test_predict_takes_nchw_images_in_eval_mode(model_run):
+    in_channels, size, n_classes, sd, _, images, info, model = model_run
+    call = f"predict({model}, images {images.shape} NCHW), lowered with jax.jit and run by the check"
     if "predict_error" in info:
         error = str(info["predict_error"]).rstrip(".")
         if "feature dimension" in error:
             fail(f"{call} raised {error}. The images are NCHW, as PyTorch delivers them, and nnx.Conv reads the "
                  "last axis as the channels: transpose them with (0, 2, 3, 1) before calling the model.")
-        fail(f"{call} raised {error}.")
-    logits = info.get("logits")
+        fail(f"{call} raised {error}. predict must be a JAX function of the images: the check lowers "
+             "jax.jit(lambda images: predict(model, images)).")
+    logits = _run(info, "predict", f"predict({model})", images)
     want, _ = _torch_forward(sd, images, train=False)
-    if not isinstance(logits, np.ndarray) or logits.shape != want.shape:
-        fail(f"{call} returned {getattr(logits, 'shape', type(logits).__name__)}, expected an array of shape "
-             f"{want.shape}.")
+    if logits.shape != want.shape:
+        fail(f"{call} returned shape {logits.shape}, expected {want.shape}.")
     if logits.dtype != np.float32:
         fail(f"{call} returned dtype {logits.dtype}, expected float32.")
     if np.allclose(logits, want, rtol=RTOL, atol=ATOL):
@@ -305,8 +414,8 @@ def test_predict_takes_nchw_images_in_eval_mode(learner, rng, seed):
         fail(f"{call}: the logits are those of the images reshaped to NHWC. reshape keeps the memory order and "
              "scrambles pixels and channels; transpose(0, 2, 3, 1) moves the channel axis.")
     if np.allclose(logits, _torch_forward(sd, images, train=True)[0], rtol=RTOL, atol=ATOL):
-        fail(f"{call}: the logits use the batch's statistics, not the running ones. Put the model in evaluation "
-             "mode (model.eval()) first, like PyTorch's model.eval().")
+        fail(f"{call}: the logits use the batch's statistics, not the running ones. Evaluate in evaluation mode: "
+             "nnx.view(model, use_running_average=True)(x), like PyTorch's model.eval().")
     if np.allclose(logits, _torch_forward(sd, images, train=False, conv2_same=True)[0], rtol=RTOL, atol=ATOL):
         fail(f"{call}: conv2 pads like padding='SAME'. With stride 2 on an even size, 'SAME' pads (0, 1): one "
              "row and column at the end only; PyTorch's padding=1 pads (1, 1). Use padding=1 (or ((1, 1), (1, 1))).")
@@ -319,62 +428,117 @@ def test_predict_takes_nchw_images_in_eval_mode(learner, rng, seed):
          "and the flatten x.reshape(N, -1) of the NHWC map.")
 
 
-def test_one_train_step_updates_batchnorm_like_torch(learner, rng, seed):
-    in_channels, size, n_classes = _case(rng)
-    sd = _state_dict(rng, in_channels, size, n_classes)
-    images = _images(rng, in_channels, size)
-    params = _expected_params(sd, size)
-    call = f"CNN({in_channels}, {n_classes}, {size}) with converted weights, model.train(), one call on x {(BATCH, size, size, in_channels)}"
-    info = learner.probe(probe_model, in_channels, n_classes, size, params, "train",
-                         np.ascontiguousarray(images.transpose(0, 2, 3, 1)))
-    _structure_problem(info, params, call)
-    if "load_error" in info:
-        fail(f"{call}: loading the converted weights into your CNN failed: {info['load_error']}")
-    inputs = {}
-    want_logits, torch_stats = _torch_forward(sd, images, train=True, capture=inputs)
-    logits = info.get("logits")
-    if not isinstance(logits, np.ndarray) or logits.shape != want_logits.shape:
-        fail(f"{call} returned {getattr(logits, 'shape', type(logits).__name__)}, expected logits of shape "
-             f"{want_logits.shape}.")
-    if not np.allclose(logits, want_logits, rtol=RTOL, atol=ATOL):
-        eval_logits, _ = _torch_forward(sd, images, train=False)
-        if np.allclose(logits, eval_logits, rtol=RTOL, atol=ATOL):
+def test_train_mode_forward_and_predict_leaves_the_mode(model_run):
+    _, _, _, sd, _, images, info, model = model_run
+    nhwc = np.ascontiguousarray(images.transpose(0, 2, 3, 1))
+    call = f"{model}, model.train(), its forward pass on x {nhwc.shape} run by the check"
+    want, _ = _torch_forward(sd, images, train=True)
+    eval_logits, _ = _torch_forward(sd, images, train=False)
+    before = _run(info, "train_before", f"the forward pass of {model} in train mode", nhwc)
+    if before.shape != want.shape:
+        fail(f"{call} returned shape {before.shape}, expected logits of shape {want.shape}.")
+    if not np.allclose(before, want, rtol=RTOL, atol=ATOL):
+        if np.allclose(before, eval_logits, rtol=RTOL, atol=ATOL):
             fail(f"{call}: in train mode the model normalised with the running statistics. BatchNorm must use the "
                  "batch's statistics in train mode: let model.train() / model.eval() set it, don't fix "
                  "use_running_average=True.")
-        diff = float(np.max(np.abs(logits - want_logits)))
+        diff = float(np.max(np.abs(before - want)))
         fail(f"{call}: the train-mode logits differ from TorchCNN's in train mode by up to {diff:.3g}.")
-    stats = info.get("stats")
+    if "predict_error" in info:
+        return  # named by the predict test
+    after = _run(info, "train_after", f"the forward pass of {model} after predict", nhwc)
+    if not np.allclose(after, before, rtol=RTOL, atol=ATOL):
+        if np.allclose(after, eval_logits, rtol=RTOL, atol=ATOL):
+            fail(f"{call}: after predict(model, images) the model is in evaluation mode. predict must not change "
+                 "the caller's model (a later training step would stop updating BatchNorm): evaluate through "
+                 "nnx.view(model, use_running_average=True) instead of model.eval().")
+        fail(f"{call}: predict(model, images) changed the model: its train-mode logits differ afterwards.")
+
+
+def _with_stats(sd, stats):
+    out = dict(sd)
+    for bn, (mean, var) in stats.items():
+        out[f"{bn}.running_mean"] = np.asarray(mean, np.float32)
+        out[f"{bn}.running_var"] = np.asarray(var, np.float32)
+    return out
+
+
+def test_one_train_step_updates_batchnorm_like_torch(model_run):
+    """The running statistics are judged from what the model computes with them: its eval-mode
+    forward pass after one train-mode call, run here, against TorchCNN's with the expected statistics."""
+    _, _, _, sd, train_images, images, info, model = model_run
+    inputs = {}
+    _, torch_stats = _torch_forward(sd, train_images, train=True, capture=inputs)
+    batch = {}
     for bn in BNS:
         h = inputs[bn].astype(np.float64)
-        n = h.shape[0] * h.shape[2] * h.shape[3]
-        batch_mean = h.mean(axis=(0, 2, 3))
-        batch_var = h.var(axis=(0, 2, 3))  # biased, as nnx.BatchNorm computes it
-        old_mean, old_var = sd[f"{bn}.running_mean"], sd[f"{bn}.running_var"]
-        try:
-            mean, var = stats[bn]["mean"], stats[bn]["var"]
-        except (KeyError, TypeError):
-            fail(f"{call}: the model has no BatchStat {bn}.mean / {bn}.var. Use nnx.BatchNorm.")
-        for what, got, old, batch in (("mean", mean, old_mean, batch_mean), ("var", var, old_var, batch_var)):
-            want = 0.9 * old + 0.1 * batch
-            if _close(got, want):
-                continue
-            where = f"{call}: {bn}.{what} afterwards"
-            if _close(got, old):
-                fail(f"{where} has not changed: in train mode BatchNorm updates its running statistics.")
-            if _close(got, 0.99 * old + 0.01 * batch):
-                fail(f"{where} is 0.99 * old + 0.01 * batch: nnx.BatchNorm's default momentum, 0.99. PyTorch's "
-                     "momentum 0.1 weighs the batch: new = 0.9 * old + 0.1 * batch, which Flax writes momentum=0.9.")
-            if _close(got, 0.1 * old + 0.9 * batch):
-                fail(f"{where} is 0.1 * old + 0.9 * batch: momentum=0.1 copied from PyTorch. Flax's momentum weighs "
-                     "the OLD value (new = momentum * old + (1 - momentum) * batch), PyTorch's the batch: "
-                     "PyTorch's 0.1 is Flax's 0.9.")
-            if what == "var" and _close(got, torch_stats[bn][1]):
-                fail(f"{where} matches PyTorch's running_var, which uses the unbiased batch variance "
-                     f"(times n / (n - 1), n = {n}). Keep nnx.BatchNorm's update: 0.9 * old + 0.1 * the biased "
-                     "variance.")
-            if np.shape(got) != np.shape(want):
-                fail(f"{where} has shape {np.shape(got)}, expected {np.shape(want)}.")
-            diff = float(np.max(np.abs(np.asarray(got, np.float64) - want)))
-            fail(f"{where} should be 0.9 * old + 0.1 * the batch {what} (PyTorch's momentum 0.1); it is off by up "
-                 f"to {diff:.3g}.")
+        batch[bn] = (h.mean(axis=(0, 2, 3)), h.var(axis=(0, 2, 3)), h.shape[0] * h.shape[2] * h.shape[3])
+
+    def stats(momentum, unbiased=False):
+        return {bn: (momentum * sd[f"{bn}.running_mean"] + (1 - momentum) * m,
+                     momentum * sd[f"{bn}.running_var"] + (1 - momentum) * (v * n / (n - 1) if unbiased else v))
+                for bn, (m, v, n) in batch.items()}
+
+    nhwc = np.ascontiguousarray(images.transpose(0, 2, 3, 1))
+    call = (f"{model}, model.train(), one call on a batch of {train_images.shape[0]}, then model.eval(): its "
+            "forward pass run by the check on fresh images")
+    logits = _run(info, "eval_after_step", f"the forward pass of {model} after one train-mode call", nhwc)
+
+    def gives(candidate):
+        return logits.shape == (images.shape[0], sd["fc.bias"].shape[0]) and np.allclose(
+            logits, _torch_forward(_with_stats(sd, candidate), images, train=False)[0], rtol=RTOL, atol=ATOL)
+
+    if gives(stats(0.9)):
+        return
+    where = f"{call}: the running statistics of bn1 and bn2 afterwards"
+    if gives({bn: (sd[f"{bn}.running_mean"], sd[f"{bn}.running_var"]) for bn in BNS}):
+        fail(f"{where} have not changed: in train mode BatchNorm updates its running statistics.")
+    if gives(stats(0.99)):
+        fail(f"{where} are 0.99 * old + 0.01 * batch: nnx.BatchNorm's default momentum, 0.99. PyTorch's momentum "
+             "0.1 weighs the batch: new = 0.9 * old + 0.1 * batch, which Flax writes momentum=0.9.")
+    if gives(stats(0.1)):
+        fail(f"{where} are 0.1 * old + 0.9 * batch: momentum=0.1 copied from PyTorch. Flax's momentum weighs the "
+             "OLD value (new = momentum * old + (1 - momentum) * batch), PyTorch's the batch: PyTorch's 0.1 is "
+             "Flax's 0.9.")
+    if gives(stats(0.9, unbiased=True)) or gives({bn: torch_stats[bn] for bn in BNS}):
+        fail(f"{where} follow PyTorch's running_var, which uses the unbiased batch variance (times n / (n - 1)). "
+             "Keep nnx.BatchNorm's update: 0.9 * old + 0.1 * the biased variance.")
+    fail(f"{where} are not 0.9 * old + 0.1 * the batch's statistics (PyTorch's momentum 0.1, the biased "
+         "variance): the eval-mode logits differ from TorchCNN's with those statistics.")
+
+
+def test_nnx_to_torch_inverts_the_conversion(learner, rng, seed):
+    in_channels, size, n_classes = _case(rng)
+    sd = _state_dict(rng, in_channels, size, n_classes)
+    params = _expected_params(sd, size)  # an NNX model's state, drawn here
+    want = {k: v for k, v in _back_to_torch(params, sd).items() if not k.endswith("num_batches_tracked")}
+    call = f"nnx_to_torch(nnx.to_pure_dict(nnx.state(CNN({in_channels}, {n_classes}, {size}))), {size})"
+    got = learner.probe(probe_back, params, size)
+    if not isinstance(got, dict):
+        fail(f"{call} returned a {type(got).__name__}, expected a dict like TorchCNN(...).state_dict().")
+    keys = set(map(str, got))
+    missing, extra = sorted(set(want) - keys), sorted(keys - set(want))
+    if missing or extra:
+        fail(f"{call}: the keys differ from TorchCNN's state_dict (without num_batches_tracked): missing "
+             f"{missing}, unexpected {extra}.")
+    for key, w in want.items():
+        g = got[key]
+        where = f"{call}['{key}']"
+        if not isinstance(g, np.ndarray) or g.dtype != np.float32:
+            fail(f"{where} is {getattr(g, 'dtype', type(g).__name__)}, expected a float32 NumPy array of shape "
+                 f"{w.shape}.")
+        layer = key.split(".")[0]
+        if layer in CONVS and key.endswith(".weight") and not _close(g, w):
+            again = np.asarray(params[layer]["kernel"]).transpose(2, 3, 1, 0)
+            if g.shape == again.shape and _close(g, again):
+                fail(f"{where} is the kernel permuted with transpose(2, 3, 1, 0) again, which gives (in, out, kW, kH). "
+                     "Going back from (kH, kW, in, out) to PyTorch's (out, in, kH, kW) takes the inverse "
+                     "permutation, kernel.transpose(3, 2, 0, 1).")
+        if key == "fc.weight" and g.shape == w.shape and _close(g, params["fc"]["kernel"].T):
+            fail(f"{where} is fc's kernel transposed with its columns in NHWC order (H, W, C). PyTorch flattens "
+                 "(C, H, W): reorder them back, kernel.reshape(s, s, 16, out).transpose(3, 2, 0, 1).reshape(out, -1).")
+        if g.shape != w.shape:
+            fail(f"{where} has shape {g.shape}, expected {w.shape}.")
+        if not _close(g, w):
+            fail(f"{where} differs from the exact inverse of the conversion by up to "
+                 f"{float(np.max(np.abs(g - w))):.3g}.")

@@ -11,6 +11,7 @@ Your task: write
 
     class CNN(nnx.Module)          CNN(in_channels, n_classes, size, *, rngs=...)
     torch_to_nnx(state_dict, size) -> dict
+    nnx_to_torch(params, size) -> dict
     predict(model, images) -> logits
 
 - `CNN` is the same network in Flax NNX, with the attributes conv1, bn1,
@@ -29,26 +30,38 @@ Your task: write
   the layout of `nnx.to_pure_dict(nnx.state(CNN(...)))`:
       {'conv1': {'kernel', 'bias'}, 'bn1': {'scale', 'bias', 'mean', 'var'},
        'conv2': {...}, 'bn2': {...}, 'fc': {'kernel', 'bias'}}
-  with float32 arrays (NumPy or JAX). Conv kernels go from PyTorch's
-  (out, in, kH, kW) to Flax's (kH, kW, in, out); the first Linear's rows
-  must follow the NHWC flatten order of `CNN`, not PyTorch's (C, H, W).
+  with float32 JAX arrays, exactly these entries and no others. Conv kernels
+  go from PyTorch's (out, in, kH, kW) to Flax's (kH, kW, in, out); the first
+  Linear's rows must follow the NHWC flatten order of `CNN`, not PyTorch's
+  (C, H, W).
+- `nnx_to_torch(params, size)` goes the other way, to export a model trained
+  in JAX: from a nested dict laid out like `torch_to_nnx`'s result (NumPy or
+  JAX arrays) to a dict of float32 NumPy arrays with exactly the keys of
+  `TorchCNN(...).state_dict()` except the two `num_batches_tracked` (load it
+  with `strict=False`), in PyTorch's layouts. The lesson converts one way
+  only: invert each step.
 - `predict(model, images)` takes images the way a PyTorch DataLoader gives
   them, NCHW float32 of shape (N, in_channels, size, size), and returns the
   logits of `model` in evaluation mode (running statistics), shape
-  (N, n_classes), float32.
+  (N, n_classes), float32. It must leave the caller's model in the mode it
+  was in (lesson 7's `nnx.view`), and be a JAX function of the images: the
+  check lowers `jax.jit(lambda images: predict(model, images))`.
 
 What is checked (the PyTorch model gets fresh random weights and BatchNorm
 statistics at every check; shapes come from a small set):
 - the arrays returned by `torch_to_nnx` against the exact conversion of the
-  state_dict (float32, rtol 1e-4, atol 1e-5), and the logits that the network
-  computes with them against `TorchCNN`'s logits in eval mode;
-- `predict` on NCHW images with your `CNN` loaded with correctly converted
-  weights, against `TorchCNN`'s eval logits;
-- one forward pass of your `CNN` in train mode (weights loaded as above):
-  its logits against `TorchCNN`'s in train mode, and the running statistics
-  of bn1 and bn2 afterwards. The running mean must equal PyTorch's
-  running_mean. The running var must be 0.9 * old + 0.1 * (biased batch
-  variance), which is what nnx.BatchNorm computes; PyTorch's running_var
+  state_dict (float32, rtol 1e-4, atol 1e-5), the whole nested structure,
+  and the logits that the network computes with them against `TorchCNN`'s
+  logits in eval mode; `nnx_to_torch` against the exact inverse;
+- your `CNN`, loaded with correctly converted weights, as JAX programs:
+  its forward passes are lowered with jax.jit in your process on shapes
+  alone and run by the check on images it draws afterwards. `predict`
+  against `TorchCNN`'s eval logits; the train-mode forward pass, before and
+  after `predict`, against `TorchCNN`'s in train mode;
+- after one train-mode call of your `CNN`, its eval-mode logits against
+  `TorchCNN`'s with the running statistics the update must give: the running
+  mean as PyTorch's, the running var 0.9 * old + 0.1 * (biased batch
+  variance), which is what nnx.BatchNorm computes. PyTorch's running_var
   uses the unbiased batch variance (n / (n - 1) times larger, n = N * H * W),
   so it differs slightly, and that difference is expected.
 """
@@ -95,6 +108,12 @@ def torch_to_nnx(state_dict: dict[str, np.ndarray], size: int) -> dict:
     raise NotImplementedError("TODO: torch_to_nnx")
 
 
+def nnx_to_torch(params: dict, size: int) -> dict[str, np.ndarray]:
+    # TODO: the inverse of torch_to_nnx, step by step: kernels back to (out, in, kH, kW),
+    # scale/mean/var back to PyTorch's names, fc's kernel back to (out, in) in (C, H, W) order.
+    raise NotImplementedError("TODO: nnx_to_torch")
+
+
 def predict(model: CNN, images: np.ndarray) -> jax.Array:
-    # TODO: evaluation mode, NCHW -> NHWC, then the model.
+    # TODO: NCHW -> NHWC, then the model in evaluation mode, without changing the caller's model.
     raise NotImplementedError("TODO: predict")

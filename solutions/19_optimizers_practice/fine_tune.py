@@ -3,7 +3,7 @@
 PyTorch equivalent:
     model.body.requires_grad_(False)
     opt = torch.optim.AdamW(model.head.parameters(), lr=lr)          # weight_decay=0.01
-    warmup = LambdaLR(opt, lambda n: min(n, warmup_steps) / warmup_steps)
+    warmup = LambdaLR(opt, lambda n: min(n + 1, warmup_steps) / warmup_steps)
     for i, (x, y) in enumerate(batches):
         loss = F.binary_cross_entropy_with_logits(model(x).squeeze(-1), y)
         (loss / accumulate).backward()
@@ -23,9 +23,12 @@ for the `Classifier` below (do not change it):
 - The head's gradients are clipped to a global norm of 1.0 (the norm over the
   head's gradients alone), then AdamW with PyTorch's default weight decay,
   0.01 (Optax's default is 1e-4), and Optax's other defaults.
-- The learning rate warms up linearly from 0: the n-th real update (n = 0, 1,
-  ...) uses lr * min(n, warmup_steps) / warmup_steps, that is
-  `optax.linear_schedule(0.0, lr, warmup_steps)`.
+- The learning rate warms up linearly as the `LambdaLR` above does: the
+  n-th real update (n = 0, 1, ...) uses lr * min(n + 1, warmup_steps) /
+  warmup_steps, so the first update already moves the head, with
+  lr / warmup_steps, and the rate reaches lr at update warmup_steps - 1.
+  (Lesson 19's `optax.linear_schedule(0.0, lr, warmup_steps)` would start
+  at 0: its first update changes nothing.)
 - Gradients are accumulated over `accumulate` calls of `train_step`: the
   parameters change only on every `accumulate`-th call, by the update for the
   MEAN of the accumulated gradients (`optax.MultiSteps`). The warm-up counts
@@ -37,7 +40,9 @@ for the `Classifier` below (do not change it):
 
 What is checked: your optimizer and train_step and the reference's train two
 models from the same start on the same batches; every parameter is compared
-after every step, and so is every loss.
+after every step, and so is every loss. The head must change on every
+`accumulate`-th call, and only then. Your trained model's forward pass is
+lowered with jax.jit and run by the check on fresh inputs.
 """
 
 import jax
@@ -64,7 +69,8 @@ HEAD = nnx.All(nnx.Param, nnx.PathContains("head"))
 
 
 def make_optimizer(model: Classifier, lr: float, warmup_steps: int, accumulate: int) -> nnx.Optimizer:
-    schedule = optax.linear_schedule(0.0, lr, warmup_steps)
+    # LambdaLR's min(n + 1, w) / w: lr / w at the first update, lr from update w - 1 on.
+    schedule = optax.linear_schedule(lr / warmup_steps, lr, warmup_steps - 1)
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(schedule, weight_decay=0.01))
     return nnx.Optimizer(model, optax.MultiSteps(tx, every_k_schedule=accumulate), wrt=HEAD)
 

@@ -16,7 +16,7 @@ class Classifier(nnx.Module):
 
 def make_optimizer(model, lr, warmup_steps, accumulate):
     tx = optax.chain(optax.clip_by_global_norm(1.0),
-                     optax.adamw(optax.linear_schedule(0.0, lr, warmup_steps), weight_decay=0.01))
+                     optax.adamw(optax.linear_schedule(lr / warmup_steps, lr, warmup_steps - 1), weight_decay=0.01))
     return nnx.Optimizer(model.head, optax.MultiSteps(tx, every_k_schedule=accumulate), wrt=nnx.Param)
 
 

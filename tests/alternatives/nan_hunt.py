@@ -1,62 +1,26 @@
-"""A norm with a finite gradient everywhere, and a log that checks its input inside jit.
-
-PyTorch equivalent:
-    def safe_norm(x):                       # torch.linalg.norm has a NaN gradient at 0
-        sq = (x * x).sum(-1)
-        nonzero = sq > 0
-        return torch.where(nonzero, torch.sqrt(torch.where(nonzero, sq, 1.0)), 0.0)
-
-    def checked_log(x):
-        assert (x > 0).all(), f"checked_log: non-positive input {x.min()}"
-        return torch.log(x)
-
-Your task: write
-
-    safe_norm(x) -> array
-    checked_log(x) -> array
-
-- `safe_norm(x)`: the Euclidean norm of `x` (float32, any shape with at least
-  one axis) along its LAST axis, float32 with shape `x.shape[:-1]`. Its
-  gradient must be finite everywhere: for a row of zeros the norm is 0 and its
-  gradient is 0 (`jnp.linalg.norm` gives NaN there; so does clamping the norm
-  afterwards). Use the double `where` from the lesson.
-- `checked_log(x)`: `jnp.log(x)`, with a `checkify.check` that every element
-  is > 0, whose message contains the words "non-positive input" (add the
-  minimum value if you like: "checked_log: non-positive input {}"). It must
-  work as `jax.jit(checkify.checkify(checked_log))(x)`: that returns
-  `(err, y)`, and `err.get()` is None for valid input and your message for
-  invalid input.
-
-What is checked: safe_norm's values and gradients (of the sum of the norms)
-against the reference on batches with zero rows, and that every gradient is
-finite; checked_log's values on positive inputs, and that the error is
-reported, under jax.jit, exactly for the inputs with a non-positive element.
-"""
-
+"""nan_hunt with custom_jvp: the division by the norm gets a tangent guarded with where, and the entropy uses jax.scipy.special.xlogy with a check on the minimum."""
 import jax
 import jax.numpy as jnp
 from jax.experimental import checkify
-
-
-# The other way to make a gradient safe: define it yourself with custom_jvp.
+from jax.scipy.special import xlogy
 
 
 @jax.custom_jvp
-def _norm(sq: jax.Array) -> jax.Array:
-    return jnp.sqrt(sq)
+def safe_normalize(x: jax.Array) -> jax.Array:
+    r = jnp.sqrt(jnp.sum(x * x, axis=-1, keepdims=True))
+    return jnp.where(r > 0, x / jnp.where(r > 0, r, 1.0), 0.0)
 
 
-@_norm.defjvp
-def _norm_jvp(primals, tangents):
-    (sq,), (dsq,) = primals, tangents
-    out = jnp.sqrt(sq)
-    return out, jnp.where(sq > 0, dsq / (2.0 * jnp.where(sq > 0, out, 1.0)), 0.0)
+@safe_normalize.defjvp
+def _safe_normalize_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    r = jnp.sqrt(jnp.sum(x * x, axis=-1, keepdims=True))
+    safe = jnp.where(r > 0, r, 1.0)
+    u = jnp.where(r > 0, x / safe, 0.0)
+    dt = (t - u * jnp.sum(u * t, axis=-1, keepdims=True)) / safe
+    return u, jnp.where(r > 0, dt, 0.0)
 
 
-def safe_norm(x: jax.Array) -> jax.Array:
-    return _norm(jnp.sum(jnp.square(x), axis=-1))
-
-
-def checked_log(x: jax.Array) -> jax.Array:
-    checkify.check(jnp.min(x) > 0, "non-positive input: the smallest value is {m}", m=jnp.min(x))
-    return jnp.log(x)
+def checked_entropy(p: jax.Array) -> jax.Array:
+    checkify.check(jnp.min(p) >= 0, "negative probability: the smallest value is {m}", m=jnp.min(p))
+    return -jnp.sum(xlogy(p, p), axis=-1)

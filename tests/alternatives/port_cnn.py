@@ -71,5 +71,24 @@ def torch_to_nnx(state_dict: dict[str, np.ndarray], size: int) -> dict:
 
 
 def predict(model: CNN, images: np.ndarray) -> jax.Array:
-    model.eval()
-    return model(jnp.moveaxis(jnp.asarray(images), 1, -1))
+    # A clone in evaluation mode: the caller's model keeps its mode.
+    evaluated = nnx.clone(model)
+    evaluated.eval()
+    return evaluated(jnp.moveaxis(jnp.asarray(images), 1, -1))
+
+
+def nnx_to_torch(params: dict, size: int) -> dict[str, np.ndarray]:
+    """einsum spells each layout change out."""
+    p = jax.tree.map(lambda v: np.asarray(v, np.float32), params)
+    sd = {}
+    for conv in ("conv1", "conv2"):
+        sd[f"{conv}.weight"] = np.einsum("hwio->oihw", p[conv]["kernel"])
+        sd[f"{conv}.bias"] = p[conv]["bias"]
+    for bn in ("bn1", "bn2"):
+        sd.update({f"{bn}.weight": p[bn]["scale"], f"{bn}.bias": p[bn]["bias"],
+                   f"{bn}.running_mean": p[bn]["mean"], f"{bn}.running_var": p[bn]["var"]})
+    s = size // 4
+    kernel = p["fc"]["kernel"]
+    sd["fc.weight"] = np.einsum("hwco->ochw", kernel.reshape(s, s, 16, -1)).reshape(kernel.shape[1], -1)
+    sd["fc.bias"] = p["fc"]["bias"]
+    return {k: np.ascontiguousarray(v, np.float32) for k, v in sd.items()}

@@ -62,3 +62,20 @@ def predict(model, images):
         return model(jnp.moveaxis(jnp.asarray(images, jnp.float32), 1, -1))
     finally:
         model.train()
+
+
+def nnx_to_torch(params, size):
+    """jnp.transpose and jnp.moveaxis, back to NumPy at the end."""
+    sd = {}
+    for conv in ("conv1", "conv2"):
+        sd[conv + ".weight"] = jnp.transpose(jnp.asarray(params[conv]["kernel"]), (3, 2, 0, 1))
+        sd[conv + ".bias"] = jnp.asarray(params[conv]["bias"])
+    for bn in ("bn1", "bn2"):
+        for theirs, ours in (("weight", "scale"), ("bias", "bias"), ("running_mean", "mean"), ("running_var", "var")):
+            sd[f"{bn}.{theirs}"] = jnp.asarray(params[bn][ours])
+    kernel = jnp.asarray(params["fc"]["kernel"])
+    out = kernel.shape[1]
+    s = size // 4
+    sd["fc.weight"] = jnp.moveaxis(kernel.reshape(s, s, 16, out), (3, 2), (0, 1)).reshape(out, -1)
+    sd["fc.bias"] = jnp.asarray(params["fc"]["bias"])
+    return {k: np.asarray(v, dtype=np.float32) for k, v in sd.items()}

@@ -59,7 +59,7 @@ def torch_to_nnx(state_dict: dict[str, np.ndarray], size: int) -> dict:
     order = np.arange(channels * side * side).reshape(channels, side, side).transpose(1, 2, 0).reshape(-1)
     kernel = weight[:, order].T
     out["fc"] = {"kernel": kernel, "bias": sd["fc.bias"]}
-    return {layer: {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in leaves.items()}
+    return {layer: {k: jax.numpy.asarray(v, dtype=jax.numpy.float32) for k, v in leaves.items()}
             for layer, leaves in out.items()}
 
 
@@ -69,5 +69,22 @@ def _forward(model, x):
 
 
 def predict(model: CNN, images: np.ndarray) -> jax.Array:
-    model.eval()
-    return _forward(model, jax.numpy.asarray(images).transpose(0, 2, 3, 1))
+    return _forward(nnx.view(model, use_running_average=True), jax.numpy.asarray(images).transpose(0, 2, 3, 1))
+
+
+def nnx_to_torch(params: dict, size: int) -> dict[str, np.ndarray]:
+    """fc's columns placed by index: PyTorch's column c*s*s + h*s + w is the kernel's row (h*s + w)*16 + c."""
+    p = {layer: {k: np.asarray(v, np.float32) for k, v in leaves.items()} for layer, leaves in params.items()}
+    sd = {}
+    for conv in ("conv1", "conv2"):
+        sd[f"{conv}.weight"] = np.ascontiguousarray(p[conv]["kernel"].transpose(3, 2, 0, 1))
+        sd[f"{conv}.bias"] = p[conv]["bias"]
+    for bn in ("bn1", "bn2"):
+        sd[f"{bn}.weight"], sd[f"{bn}.bias"] = p[bn]["scale"], p[bn]["bias"]
+        sd[f"{bn}.running_mean"], sd[f"{bn}.running_var"] = p[bn]["mean"], p[bn]["var"]
+    s = size // 4
+    c, h, w = np.meshgrid(np.arange(16), np.arange(s), np.arange(s), indexing="ij")
+    rows = ((h * s + w) * 16 + c).reshape(-1)
+    sd["fc.weight"] = np.ascontiguousarray(p["fc"]["kernel"][rows].T)
+    sd["fc.bias"] = p["fc"]["bias"]
+    return sd

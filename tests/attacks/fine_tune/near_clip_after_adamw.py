@@ -29,6 +29,6 @@ def train_step(model, optimizer, x, y):
 
 
 def make_optimizer(model, lr, warmup_steps, accumulate):
-    tx = optax.chain(optax.adamw(optax.linear_schedule(0.0, lr, warmup_steps), weight_decay=0.01),
+    tx = optax.chain(optax.adamw(optax.linear_schedule(lr / warmup_steps, lr, warmup_steps - 1), weight_decay=0.01),
                      optax.clip_by_global_norm(1.0))
     return nnx.Optimizer(model, optax.MultiSteps(tx, every_k_schedule=accumulate), wrt=HEAD)

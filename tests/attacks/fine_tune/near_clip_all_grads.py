@@ -24,7 +24,7 @@ def _labels(params):
 
 
 def make_optimizer(model, lr, warmup_steps, accumulate):
-    head = optax.adamw(optax.linear_schedule(0.0, lr, warmup_steps), weight_decay=0.01)
+    head = optax.adamw(optax.linear_schedule(lr / warmup_steps, lr, warmup_steps - 1), weight_decay=0.01)
     tx = optax.chain(optax.clip_by_global_norm(1.0),
                      optax.multi_transform({"head": head, "body": optax.set_to_zero()}, _labels))
     return nnx.Optimizer(model, optax.MultiSteps(tx, accumulate), wrt=nnx.Param)

@@ -29,6 +29,6 @@ def train_step(model, optimizer, x, y):
 
 
 def make_optimizer(model, lr, warmup_steps, accumulate):
-    inner = optax.MultiSteps(optax.adamw(optax.linear_schedule(0.0, lr, warmup_steps), weight_decay=0.01), accumulate)
+    inner = optax.MultiSteps(optax.adamw(optax.linear_schedule(lr / warmup_steps, lr, warmup_steps - 1), weight_decay=0.01), accumulate)
     tx = optax.chain(optax.clip_by_global_norm(1.0), inner.gradient_transformation())
     return nnx.Optimizer(model, tx, wrt=HEAD)

@@ -32,7 +32,7 @@ def _label(params):
 
 def make_optimizer(model, lr, warmup_steps, accumulate):
     inner = optax.multi_transform(
-        {"head": optax.adamw(optax.linear_schedule(0.0, lr, warmup_steps), weight_decay=0.01),
+        {"head": optax.adamw(optax.linear_schedule(lr / warmup_steps, lr, warmup_steps - 1), weight_decay=0.01),
          "body": optax.set_to_zero()}, _label)
     tx = optax.chain(optax.clip_by_global_norm(1.0), inner)
     return nnx.Optimizer(model, optax.MultiSteps(tx, every_k_schedule=accumulate), wrt=nnx.Param)

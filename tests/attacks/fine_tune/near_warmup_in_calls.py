@@ -30,5 +30,5 @@ def train_step(model, optimizer, x, y):
 
 def make_optimizer(model, lr, warmup_steps, accumulate):
     tx = optax.chain(optax.clip_by_global_norm(1.0),
-                     optax.adamw(optax.linear_schedule(0.0, lr, warmup_steps * accumulate), weight_decay=0.01))
+                     optax.adamw(optax.linear_schedule(lr / (warmup_steps * accumulate), lr, warmup_steps * accumulate - 1), weight_decay=0.01))
     return nnx.Optimizer(model, optax.MultiSteps(tx, every_k_schedule=accumulate), wrt=HEAD)

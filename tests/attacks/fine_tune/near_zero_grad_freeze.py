@@ -30,7 +30,7 @@ HEAD = nnx.All(nnx.Param, nnx.PathContains("head"))
 
 def make_optimizer(model, lr, warmup_steps, accumulate):
     tx = optax.chain(optax.clip_by_global_norm(1.0),
-                     optax.adamw(optax.linear_schedule(0.0, lr, warmup_steps), weight_decay=0.01))
+                     optax.adamw(optax.linear_schedule(lr / warmup_steps, lr, warmup_steps - 1), weight_decay=0.01))
     return nnx.Optimizer(model, optax.MultiSteps(tx, every_k_schedule=accumulate), wrt=nnx.Param)
 
 

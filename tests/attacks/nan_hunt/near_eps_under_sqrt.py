@@ -1,14 +1,19 @@
-"""Near miss: a small epsilon under the square root instead of the double where, so a row of zeros has a norm of 1e-6, not 0."""
+"""Near miss: an epsilon under the square root instead of the double where, so small rows are not divided exactly."""
+
+MESSAGE = r"clamp|epsilon"
+
+import jax
 import jax.numpy as jnp
 from jax.experimental import checkify
 
-MESSAGE = r"row of zeros|not 0"
 
 
-def safe_norm(x):
-    return jnp.sqrt(jnp.sum(x * x, axis=-1) + 1e-12)
+
+def safe_normalize(x):
+    return x / jnp.sqrt(jnp.sum(x * x, axis=-1, keepdims=True) + 1e-12)
 
 
-def checked_log(x):
-    checkify.check(jnp.all(x > 0), "checked_log: non-positive input {}", jnp.min(x))
-    return jnp.log(x)
+def checked_entropy(p):
+    checkify.check(jnp.all(p >= 0), "checked_entropy: negative probability {}", jnp.min(p))
+    positive = p > 0
+    return -jnp.sum(jnp.where(positive, p * jnp.log(jnp.where(positive, p, 1.0)), 0.0), axis=-1)

@@ -1,19 +1,20 @@
-"""Near miss: one where only, so sqrt(0) is still differentiated."""
+"""Near miss: one where only, so the division by a zero norm is still differentiated."""
 
 MESSAGE = r"non-finite entries.*where"
-
-
 
 import jax
 import jax.numpy as jnp
 from jax.experimental import checkify
 
 
-def safe_norm(x):
-    sq = jnp.sum(x * x, axis=-1)
-    return jnp.where(sq > 0, jnp.sqrt(sq), 0.0)
 
 
-def checked_log(x):
-    checkify.check(jnp.all(x > 0), "checked_log: non-positive input {}", jnp.min(x))
-    return jnp.log(x)
+def safe_normalize(x):
+    r = jnp.sqrt(jnp.sum(x * x, axis=-1, keepdims=True))
+    return jnp.where(r > 0, x / r, 0.0)
+
+
+def checked_entropy(p):
+    checkify.check(jnp.all(p >= 0), "checked_entropy: negative probability {}", jnp.min(p))
+    positive = p > 0
+    return -jnp.sum(jnp.where(positive, p * jnp.log(jnp.where(positive, p, 1.0)), 0.0), axis=-1)

@@ -73,3 +73,21 @@ def predict(model, images):
         return found
     n, c, h, w = images.shape
     return model(jax.numpy.reshape(images, (n, h, w, c)))
+
+
+def nnx_to_torch(params: dict, size: int) -> dict[str, np.ndarray]:
+    p = {layer: {k: np.asarray(v, dtype=np.float32) for k, v in leaves.items()} for layer, leaves in params.items()}
+    sd = {}
+    for conv in ("conv1", "conv2"):
+        sd[f"{conv}.weight"] = p[conv]["kernel"].transpose(3, 2, 0, 1)  # (kH, kW, in, out) -> (out, in, kH, kW)
+        sd[f"{conv}.bias"] = p[conv]["bias"]
+    for bn in ("bn1", "bn2"):
+        sd[f"{bn}.weight"], sd[f"{bn}.bias"] = p[bn]["scale"], p[bn]["bias"]
+        sd[f"{bn}.running_mean"], sd[f"{bn}.running_var"] = p[bn]["mean"], p[bn]["var"]
+    # The kernel's rows are indexed (h, w, c); PyTorch's flatten wants the columns (c, h, w).
+    kernel = p["fc"]["kernel"]
+    side = size // 4
+    sd["fc.weight"] = kernel.reshape(side, side, -1, kernel.shape[1]).transpose(3, 2, 0, 1).reshape(kernel.shape[1], -1)
+    sd["fc.bias"] = p["fc"]["bias"]
+    return {name: np.ascontiguousarray(value) for name, value in sd.items()}
+

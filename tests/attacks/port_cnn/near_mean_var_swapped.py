@@ -61,10 +61,27 @@ def torch_to_nnx(state_dict: dict[str, np.ndarray], size: int) -> dict:
     side = size // 4
     kernel = weight.reshape(weight.shape[0], -1, side, side).transpose(2, 3, 1, 0).reshape(-1, weight.shape[0])
     out["fc"] = {"kernel": kernel, "bias": sd["fc.bias"]}
-    return {layer: {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in leaves.items()}
+    return {layer: {k: jax.numpy.asarray(v, dtype=jax.numpy.float32) for k, v in leaves.items()}
             for layer, leaves in out.items()}
 
 
 def predict(model: CNN, images: np.ndarray) -> jax.Array:
-    model.eval()
-    return model(jax.numpy.transpose(images, (0, 2, 3, 1)))
+    return nnx.view(model, use_running_average=True)(jax.numpy.transpose(images, (0, 2, 3, 1)))
+
+
+def nnx_to_torch(params: dict, size: int) -> dict[str, np.ndarray]:
+    p = {layer: {k: np.asarray(v, dtype=np.float32) for k, v in leaves.items()} for layer, leaves in params.items()}
+    sd = {}
+    for conv in ("conv1", "conv2"):
+        sd[f"{conv}.weight"] = p[conv]["kernel"].transpose(3, 2, 0, 1)  # (kH, kW, in, out) -> (out, in, kH, kW)
+        sd[f"{conv}.bias"] = p[conv]["bias"]
+    for bn in ("bn1", "bn2"):
+        sd[f"{bn}.weight"], sd[f"{bn}.bias"] = p[bn]["scale"], p[bn]["bias"]
+        sd[f"{bn}.running_mean"], sd[f"{bn}.running_var"] = p[bn]["mean"], p[bn]["var"]
+    # The kernel's rows are indexed (h, w, c); PyTorch's flatten wants the columns (c, h, w).
+    kernel = p["fc"]["kernel"]
+    side = size // 4
+    sd["fc.weight"] = kernel.reshape(side, side, -1, kernel.shape[1]).transpose(3, 2, 0, 1).reshape(kernel.shape[1], -1)
+    sd["fc.bias"] = p["fc"]["bias"]
+    return {name: np.ascontiguousarray(value) for name, value in sd.items()}
+
