@@ -412,7 +412,7 @@ is_finite log log_plus_one logistic maximum minimum multiply negate not or pad p
 reduce reduce_precision remainder reshape return reverse round_nearest_afz round_nearest_even rsqrt
 scatter select shift_left shift_right_arithmetic shift_right_logical sign sine slice sort sqrt
 subtract tan tanh transpose tuple xor optimization_barrier select_and_scatter reduce_window
-case if
+convolution case if
 """.split()) | {"builtin.module", "func.func", "func.return", "func.call"} | {
     # What jax.numpy and jax.scipy lower to CHLO: pure element-wise maths (jnp.square,
     # exact gelu's erfc, optax.global_norm's square, arcsinh, ...) and top_k.
