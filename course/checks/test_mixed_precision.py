@@ -1,0 +1,282 @@
+"""Checks for mixed_precision: a bfloat16 train step with float32 master weights and loss.
+
+Everything is judged here from one piece of evidence: the learner's jitted
+`train_step`, lowered in the child on shapes alone (inside a `jax.jit` that
+takes the model's and the optimizer's state as a flat list of arrays, so that
+this side knows what each input and output is), with the paths of those arrays.
+- The dtypes are read from the program through MLIR (`course.engine.programs`):
+  the operands of every matrix product, the parameters and Adam's moments on
+  the way in and out, the loss, and the reductions that compute it.
+- The program is then run here on parameters, Adam state and batches drawn here,
+  for a few steps, and compared with a float32 reference computed in NumPy. A
+  program that reads "bfloat16" but computes something else, or a text written
+  to look right, has to compute a correct Adam step in bfloat16 to pass: the
+  exercise itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from course.engine.checking import fail
+from course.engine.evidence import read_program, run_lowered
+from course.engine.programs import ProgramError, _verified_module
+
+TIMEOUT = 120
+# (d_in, hidden, d_out, batch): all different, so that a reduction's shape says which sum it is
+# (the batch's loss terms, (batch,) and (), versus a bias gradient, (hidden,) or (d_out,)).
+SIZES = [(6, 16, 3, 12), (10, 24, 5, 20)]
+LR, B1, B2, EPS = 1e-2, 0.9, 0.999, 1e-8
+STEPS = 3
+# bfloat16 keeps 8 significant bits: a rounding moves a value by up to 2**-8 of itself.
+BF16_EPS = 2.0 ** -8
+_PARAM = re.compile(r"^\[0\]\['(hidden|out)'\]\['(kernel|bias)'\]")
+_MOMENT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['(mu|nu)'\]\['(hidden|out)'\]\['(kernel|bias)'\]")
+_COUNT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['count'\]")
+_STEP = re.compile(r"^\[1\]\['step'\]")
+
+
+def probe_lowered_step(module, d_in, hidden, d_out, batch, seed):
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from flax import nnx
+
+    model = module.MLP(d_in, hidden, d_out, rngs=nnx.Rngs(seed))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
+    if not callable(getattr(module.train_step, "lower", None)):
+        return {"error": f"train_step is a {type(module.train_step).__name__} without `.lower`: it is not compiled"}
+    graphdef, state = nnx.split((model, optimizer))
+    with_paths, treedef = jax.tree_util.tree_flatten_with_path(state)
+
+    def step(leaves, x, y):
+        model, optimizer = nnx.merge(graphdef, jax.tree.unflatten(treedef, leaves))
+        loss = module.train_step(model, optimizer, x, y)
+        return loss, jax.tree.leaves(nnx.state((model, optimizer)))
+
+    specs = [jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v)) for _, v in with_paths]
+    text = jax.jit(step).lower(specs, jax.ShapeDtypeStruct((batch, d_in), jnp.float32),
+                               jax.ShapeDtypeStruct((batch,), jnp.int32)).as_text()
+    return {"program": text, "paths": [jax.tree_util.keystr(p) for p, _ in with_paths]}
+
+
+def _roles(paths, n_args, call):
+    """What each state input is: ('param', layer, name), ('mu'|'nu', layer, name), ('count',), ('step',)."""
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != n_args - 2:
+        fail(f"{call}: the check could not read the model's and the optimizer's state "
+             f"({describe_paths(paths)}).")
+    roles = []
+    for path in paths:
+        if m := _PARAM.match(path):
+            roles.append(("param", m.group(1), m.group(2)))
+        elif m := _MOMENT.match(path):
+            roles.append((m.group(1), m.group(2), m.group(3)))
+        elif _COUNT.match(path):
+            roles.append(("count",))
+        elif _STEP.match(path):
+            roles.append(("step",))
+        else:
+            fail(f"{call}: the model's or the optimizer's state holds {path[:120]!r}; the MLP has exactly two "
+                 "nnx.Linear layers named `hidden` and `out` (a kernel and a bias each), and nothing else.")
+    want = {("param", l, n) for l in ("hidden", "out") for n in ("kernel", "bias")}
+    if {r for r in roles if r[0] == "param"} != want:
+        fail(f"{call}: the model's parameters are {sorted('.'.join(r[1:]) for r in roles if r[0] == 'param')}; "
+             "expected hidden.kernel, hidden.bias, out.kernel and out.bias (two nnx.Linear layers, `hidden` and `out`).")
+    return roles
+
+
+def describe_paths(paths):
+    return f"{type(paths).__name__} of {len(paths)}" if isinstance(paths, list) else type(paths).__name__
+
+
+def _dtype_of(mlir_type: str) -> str:
+    inner = mlir_type[len("tensor<"):-1] if mlir_type.startswith("tensor<") else mlir_type
+    return inner.rsplit("x", 1)[-1]
+
+
+def _shape_of(mlir_type: str) -> tuple[int, ...]:
+    inner = mlir_type[len("tensor<"):-1] if mlir_type.startswith("tensor<") else mlir_type
+    parts = inner.split("x")[:-1]
+    return tuple(int(p) for p in parts if p.isdigit())
+
+
+def _ops_with_types(text: str, names: set[str]) -> list[tuple[str, list[str], list[str]]]:
+    """(op name, operand types, result types) of every op named in `names`, in every function,
+    read through MLIR's parser and verifier (no string in the text can pass for an op or a type)."""
+    context, module = _verified_module(text)
+    found = []
+    with context:
+        def walk(operation):
+            for region in operation.regions:
+                for block in region.blocks:
+                    for op in block.operations:
+                        if op.operation.name in names:
+                            found.append((op.operation.name, [str(v.type) for v in op.operation.operands],
+                                          [str(r.type) for r in op.operation.results]))
+                        walk(op.operation)
+        walk(module.operation)
+    return found
+
+
+def _lowered(learner, rng, seed):
+    d_in, hidden, d_out, batch = SIZES[int(rng.integers(len(SIZES)))]
+    call = f"train_step.lower(model, optimizer, x ({batch}, {d_in}), y ({batch},))"
+    got = learner.probe(probe_lowered_step, d_in, hidden, d_out, batch, seed)
+    if not isinstance(got, dict):
+        fail(f"{call}: the check could not lower train_step (got {type(got).__name__}).")
+    if "error" in got:
+        fail(f"{got['error']}. Decorate train_step with @nnx.jit.")
+    program = read_program(got.get("program"), what=call)
+    roles = _roles(got.get("paths"), len(program.args), call)
+    return (d_in, hidden, d_out, batch), call, got["program"], program, roles
+
+
+def test_dtypes_of_the_lowered_step(learner, rng, seed):
+    (d_in, hidden, d_out, batch), call, text, program, roles = _lowered(learner, rng, seed)
+    if not program.results or program.results[0].shape != ():
+        fail(f"{call}: the step returns no loss (a scalar).")
+    for value, role in zip(program.args, roles):
+        if role[0] in ("param", "mu", "nu") and value.dtype != "float32":
+            what = "parameter" if role[0] == "param" else f"Adam's {role[0]} for"
+            fail(f"{call}: the {what} {role[1]}.{role[2]} is stored in {value.dtype}. Keep the parameters, and "
+                 "so Adam's moments, in float32 (param_dtype=jnp.float32): they are the master weights, and an "
+                 "update of 1e-4 on a weight of 1 is lost in bfloat16.")
+    outs = program.results[1:]
+    if len(outs) != len(roles):
+        fail(f"{call}: the step returns {len(outs)} state arrays for {len(roles)} it takes.")
+    for value, arg, role in zip(outs, program.args, roles):
+        if (value.shape, value.dtype) != (arg.shape, arg.dtype):
+            fail(f"{call}: {'.'.join(role[1:]) or role[0]} comes out as {value.dtype}{list(value.shape)} "
+                 f"after the step; it went in as {arg.dtype}{list(arg.shape)}. The update must keep the "
+                 "float32 master weights float32.")
+    if program.results[0].dtype != "float32":
+        fail(f"{call}: the loss is {program.results[0].dtype}. Compute it in float32: cast the logits with "
+             ".astype(jnp.float32) before the cross-entropy.")
+    try:
+        dots = _ops_with_types(text, {"stablehlo.dot_general", "stablehlo.dot"})
+        reduces = _ops_with_types(text, {"stablehlo.reduce"})
+    except ProgramError as e:
+        fail(f"{call}: the check could not read the program: {e}.")
+    if len(dots) < 4:
+        fail(f"{call}: the program has {len(dots)} matrix products; a train step through two nnx.Linear layers "
+             "has two forward and more backward. Compile the whole step.")
+    wide = sorted({"x".join(_dtype_of(t) for t in operands) for _, operands, _ in dots
+                   if any(_dtype_of(t) != "bf16" for t in operands)})
+    if wide:
+        fail(f"{call}: {sum(1 for _, o, _ in dots if any(_dtype_of(t) != 'bf16' for t in o))} of its "
+             f"{len(dots)} matrix products run on {', '.join(wide)} operands, not bfloat16. Compute in bfloat16: "
+             "nnx.Linear(..., dtype=jnp.bfloat16, param_dtype=jnp.float32).")
+    for _, _, results in reduces:
+        for t in results:
+            if _shape_of(t) in ((), (batch,)) and _dtype_of(t) in ("bf16", "f16"):
+                fail(f"{call}: the loss is reduced in {_dtype_of(t)} (a sum to {list(_shape_of(t))}). Cast the "
+                     "logits to float32 before the softmax cross-entropy: its sums and its log need float32.")
+
+
+def _softmax_ce(logits, y):
+    z = logits - logits.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -logp[np.arange(len(y)), y].mean(), logp
+
+
+def _reference_step(params, mu, nu, count, x, y):
+    """One float32 step: the loss and gradients of the MLP, then optax.adam's update."""
+    f = np.float32
+    w1, b1, w2, b2 = (params[k] for k in (("hidden", "kernel"), ("hidden", "bias"), ("out", "kernel"), ("out", "bias")))
+    pre = x @ w1 + b1
+    h = np.maximum(pre, 0)
+    logits = h @ w2 + b2
+    loss, logp = _softmax_ce(logits, y)
+    d_logits = np.exp(logp)
+    d_logits[np.arange(len(y)), y] -= 1
+    d_logits /= len(y)
+    d_h = (d_logits @ w2.T) * (pre > 0)
+    grads = {("hidden", "kernel"): x.T @ d_h, ("hidden", "bias"): d_h.sum(0),
+             ("out", "kernel"): h.T @ d_logits, ("out", "bias"): d_logits.sum(0)}
+    count = count + 1
+    new_params, new_mu, new_nu = {}, {}, {}
+    for k, g in grads.items():
+        new_mu[k] = (B1 * mu[k] + (1 - B1) * g).astype(f)
+        new_nu[k] = (B2 * nu[k] + (1 - B2) * g * g).astype(f)
+        mu_hat = new_mu[k] / (1 - B1 ** count)
+        nu_hat = new_nu[k] / (1 - B2 ** count)
+        new_params[k] = (params[k] - LR * mu_hat / (np.sqrt(nu_hat) + EPS)).astype(f)
+    return f(loss), new_params, new_mu, new_nu, count, grads
+
+
+def test_the_step_runs_here_like_a_float32_reference(learner, rng, seed):
+    (d_in, hidden, d_out, batch), call, text, program, roles = _lowered(learner, rng, seed)
+    shapes = {("hidden", "kernel"): (d_in, hidden), ("hidden", "bias"): (hidden,),
+              ("out", "kernel"): (hidden, d_out), ("out", "bias"): (d_out,)}
+    for value, role in zip(program.args, roles):
+        if role[0] in ("param", "mu", "nu") and value.shape != shapes[role[1:]]:
+            fail(f"{call}: {role[0]} {'.'.join(role[1:])} has shape {value.shape}, expected {shapes[role[1:]]}.")
+    # Everything the program runs on is drawn here, after it came back.
+    params = {k: (rng.standard_normal(s) / np.sqrt(s[0] if len(s) == 2 else 4)).astype(np.float32)
+              for k, s in shapes.items()}
+    batches = [(rng.standard_normal((batch, d_in)).astype(np.float32),
+                rng.integers(0, d_out, size=batch).astype(np.int32)) for _ in range(STEPS)]
+    count = int(rng.integers(5, 20))
+    # Moments of the size of the gradients, so that Adam's update divides by a typical gradient,
+    # not by a tiny one whose bfloat16 rounding would dominate.
+    _, _, _, _, _, g0 = _reference_step(params, {k: np.zeros(s, np.float32) for k, s in shapes.items()},
+                                        {k: np.zeros(s, np.float32) for k, s in shapes.items()}, count, *batches[0])
+    rms = {k: float(np.sqrt(np.mean(g * g))) + 1e-6 for k, g in g0.items()}
+    mu = {k: (rms[k] * rng.standard_normal(s) * (1 - B1 ** count)).astype(np.float32) for k, s in shapes.items()}
+    nu = {k: (rms[k] ** 2 * rng.uniform(0.5, 2.0, s) * (1 - B2 ** count)).astype(np.float32)
+          for k, s in shapes.items()}
+    step_no = int(rng.integers(5, 20))
+
+    def inputs(params, mu, nu, count, step_no):
+        out = []
+        for value, role in zip(program.args, roles):
+            if role[0] == "param":
+                out.append(params[role[1:]])
+            elif role[0] in ("mu", "nu"):
+                out.append((mu if role[0] == "mu" else nu)[role[1:]])
+            else:
+                out.append(np.array(count if role[0] == "count" else step_no, dtype=value.dtype))
+        return out
+
+    # The tolerance, from bfloat16's precision: each matrix product rounds its operands to 8 bits
+    # (a relative error of up to 2**-8 each), and sums of K terms of random sign grow the error of
+    # a result like sqrt(K). Loss: the logits' error, through a softmax whose slope is at most 1.
+    k = max(d_in, hidden)
+    rel = 4 * BF16_EPS * np.sqrt(k)
+    # Adam divides the moment by sqrt(nu) ~ rms(g): a gradient off by `rel` of rms moves a
+    # parameter by about LR * rel per step, times up to 1 / (1 - 0.9**5) = 2.4 from the bias
+    # correction of a young first moment (the step counts drawn here start at 5), and a bias's
+    # gradient is a sum over the batch in bfloat16: 4 * rel, still well under the LR by which a
+    # wrong or missing update moves it. Measured on the solution: at most 1.2e-3 of the 3.1e-3
+    # this allows for the larger size.
+    param_tol = LR * min(0.5, 4 * rel)
+    state = inputs(params, mu, nu, count, step_no)
+    for s, (x, y) in enumerate(batches):
+        outs = run_lowered(text, [*state, x, y], what=call)
+        loss, new_state = outs[0], outs[1:]
+        want_loss, params, mu, nu, count, _ = _reference_step(params, mu, nu, count, x, y)
+        step_no += 1
+        where = f"{call}, run here on step {s + 1} of {STEPS} (parameters, Adam state and data drawn here)"
+        if np.shape(loss) != () or not np.isfinite(loss):
+            fail(f"{where}: the loss is {loss!r:.80}; expected a finite scalar.")
+        if abs(float(loss) - float(want_loss)) > rel * max(1.0, abs(float(want_loss))):
+            fail(f"{where}: the loss is {float(loss):.6g}; a float32 computation gives {float(want_loss):.6g} "
+                 f"and bfloat16 matmuls allow {rel:.2g} of it. The loss must be the mean softmax cross-entropy "
+                 "of the logits, computed before the update.")
+        for got, role in zip(new_state, roles):
+            if role[0] != "param":
+                continue
+            want = params[role[1:]]
+            err = float(np.max(np.abs(np.asarray(got, np.float64) - want))) if np.shape(got) == want.shape else np.inf
+            if not err <= param_tol:
+                fail(f"{where}: {'.'.join(role[1:])} after the update differs from a float32 Adam step by {err:.3g} "
+                     f"(allowed: {param_tol:.3g}, from bfloat16's precision; a missing or wrong update "
+                     f"moves it by about the learning rate, {LR}). Update the parameters with "
+                     "optimizer.update(model, grads), the gradients of loss_fn.")
+        # The next step starts from the program's own state, as a training loop would.
+        state = new_state
+        params = {role[1:]: np.asarray(v) for v, role in zip(new_state, roles) if role[0] == "param"}
+        mu = {role[1:]: np.asarray(v) for v, role in zip(new_state, roles) if role[0] == "mu"}
+        nu = {role[1:]: np.asarray(v) for v, role in zip(new_state, roles) if role[0] == "nu"}

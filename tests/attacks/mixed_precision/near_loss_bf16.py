@@ -1,0 +1,28 @@
+"""Near miss: the cross-entropy runs on the bfloat16 logits, so the loss is bfloat16."""
+
+MESSAGE = r"loss is (reduced in )?bf(loat)?16"
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+
+class MLP(nnx.Module):
+    def __init__(self, d_in, hidden, d_out, *, rngs):
+        self.hidden = nnx.Linear(d_in, hidden, dtype=jnp.bfloat16, param_dtype=jnp.float32, rngs=rngs)
+        self.out = nnx.Linear(hidden, d_out, dtype=jnp.bfloat16, param_dtype=jnp.float32, rngs=rngs)
+
+    def __call__(self, x):
+        return self.out(nnx.relu(self.hidden(x)))
+
+
+def loss_fn(model, x, y):
+    return optax.softmax_cross_entropy_with_integer_labels(model(x), y).mean()
+
+
+@nnx.jit
+def train_step(model, optimizer, x, y):
+    loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)
+    optimizer.update(model, grads)
+    return loss
