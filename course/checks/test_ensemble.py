@@ -194,17 +194,6 @@ def test_predictions_follow_from_the_parameters(ensemble_run):
     p = _leaves(got["params"], call)
     pred = got["pred"]
     where = f"ensemble_predict(ensemble, x {x.shape}) with ensemble = {call}"
-    # The parameters come from nnx.state in the learner's process: the outputs of the ensemble
-    # object itself, on a batch drawn here, must be what those parameters give.
-    direct = _outputs(got, 0, n, x, call)
-    expected_direct = _numpy_predict(p, x)
-    if not np.allclose(direct, expected_direct, rtol=1e-4, atol=1e-5):
-        worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.abs(direct - expected_direct))), direct.shape))
-        fail(_("{where}: the ensemble's outputs are not what the parameters read from it (nnx.state) give. At index "
-               "{index} (member {member}) the parameters give {want:.6f}, the ensemble gives {got:.6f}. Keep the "
-               "members' parameters in the MLP's own nnx.Param variables, and leave the libraries as they "
-               "are.").format(where=where, index=worst, member=worst[0], want=float(expected_direct[worst]),
-                              got=float(direct[worst])))
     if not isinstance(pred, np.ndarray):
         fail(f"{where} returned {type(pred).__name__}, expected an array of shape {(n, x.shape[0], 1)}.")
     if pred.shape != (n, x.shape[0], 1):
@@ -218,6 +207,17 @@ def test_predictions_follow_from_the_parameters(ensemble_run):
         fail(f"{where}: the predictions are not what the ensemble's own parameters give. At index {worst} "
              f"(member {worst[0]}) expected {expected[worst]:.6f}, got {pred[worst]:.6f}. Member i must use "
              "kernel[i] and bias[i] of every layer, on the same x.")
+    # The parameters come from nnx.state in the learner's process: the outputs of the ensemble
+    # object itself, on a batch drawn here, must be what those parameters give.
+    direct = _outputs(got, 0, n, x, call)
+    expected_direct = _numpy_predict(p, x)
+    if not np.allclose(direct, expected_direct, rtol=1e-4, atol=1e-5):
+        worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.abs(direct - expected_direct))), direct.shape))
+        fail(_("{where}: the ensemble's outputs are not what the parameters read from it (nnx.state) give. At index "
+               "{index} (member {member}) the parameters give {want:.6f}, the ensemble gives {got:.6f}. Keep the "
+               "members' parameters in the MLP's own nnx.Param variables, and leave the libraries as they "
+               "are.").format(where=where, index=worst, member=worst[0], want=float(expected_direct[worst]),
+                              got=float(direct[worst])))
 
 
 def _numpy_predict(p, x):
