@@ -3,22 +3,30 @@ one independent mask per layer, with jax_debug_key_reuse on."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
+from course.checks.randomness import departures, keep_rate, line_tests, mask_tests, overlap
 from course.engine.checking import assert_close, fail
+from course.engine.words import N_, _
 
 # Key-reuse checking traces every random call afresh: compiles need headroom on a busy CPU.
 TIMEOUT = 60
 
+TWO_KEYS = N_("the masks of two different keys")
+LAYERS = N_("layers")
 
-def probe_masks(module, seed, other_seed, shape, rate):
+
+def probe_masks(module, seed, other_seed, shape, rate, more_seeds=()):
     import jax
 
     with jax.debug_key_reuse(True):
         a = module.dropout_mask(jax.random.key(seed), tuple(shape), rate)
         b = module.dropout_mask(jax.random.key(seed), tuple(shape), rate)
         c = module.dropout_mask(jax.random.key(other_seed), tuple(shape), rate)
-    return {"dtype": str(a.dtype), "shape": list(a.shape), "a": a, "b": b, "c": c}
+        more = [module.dropout_mask(jax.random.key(s), tuple(shape), rate) for s in more_seeds]
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "a": a, "b": b, "c": c, "more": more}
 
 
 def probe_dropout(module, seed, x, rate):
@@ -50,7 +58,8 @@ def test_mask_shape_determinism_and_rate(learner, reference, seed, rng):
     shape = [int(rng.integers(150, 250)), int(rng.integers(80, 120))]
     # Rates away from 0.5, so that a mask with keep and drop swapped shows in the kept fraction.
     rate = float(np.round(rng.choice([rng.uniform(0.1, 0.35), rng.uniform(0.65, 0.8)]), 3))
-    got = learner.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape, rate)
+    more_seeds = [int(s) for s in rng.integers(0, 2**31, 2)]
+    got = learner.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape, rate, more_seeds)
     call = f"dropout_mask(key, {tuple(shape)}, rate={rate})"
     if got["dtype"] != "bool" or got["shape"] != shape:
         fail(f"{call} returned dtype {got['dtype']} and shape {tuple(got['shape'])}; expected bool and {tuple(shape)}.")
@@ -63,17 +72,37 @@ def test_mask_shape_determinism_and_rate(learner, reference, seed, rng):
     # is out of the question; a mask drawn for one row or column and broadcast repeats them.
     for axis, name in ((0, "rows"), (1, "columns")):
         lines = a if axis == 0 else a.T
-        _, first, counts = np.unique(lines, axis=0, return_index=True, return_counts=True)
+        _unique, first, counts = np.unique(lines, axis=0, return_index=True, return_counts=True)
         if counts.max() > 1:
             fail(f"{call}: several {name} of the mask are identical (e.g. {name[:-1]} {int(first[counts.argmax()])}), "
                  "so the entries are not drawn independently: draw the mask for the full `shape` at once, "
                  "not for one row or column that is then broadcast.")
-    kept = float(a.mean())
     want = float(np.asarray(reference.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape, rate)["a"]).mean())
-    # About 20,000 draws: the kept fraction is within 0.01 of 1 - rate with overwhelming probability.
-    if abs(kept - (1 - rate)) > 0.03:
-        fail(f"{call} kept {kept:.3f} of the entries; expected about {1 - rate:.3f} (the reference kept {want:.3f}). "
+    rate_test = keep_rate(a, 1 - rate)
+    if departures([rate_test]):
+        fail(f"{call} kept {a.mean():.3f} of the entries; expected about {1 - rate:.3f} (the reference kept {want:.3f}). "
              "True means keep, with probability 1 - rate.")
+    # The keep rate can be right and the entries still not independent (a fixed arithmetic pattern):
+    # rows, columns and the masks of different keys must overlap as independent draws do. A
+    # pattern shifted by a number drawn from the key overlaps its other shifts by how far apart
+    # they are, not as independent masks do: four keys, six pairs.
+    masks = [a, c, *(np.asarray(m) for m in got.get("more", []))]
+    if any(m.shape != a.shape or m.dtype != a.dtype for m in masks):
+        fail(f"{call}: the masks of other keys have other shapes or dtypes than the first.")
+    flat = np.stack([m.ravel() for m in masks])
+    tests = mask_tests(a, rng) + [overlap(flat, [pair], TWO_KEYS) for pair in itertools.combinations(range(len(masks)), 2)]
+    _not_independent(call, departures(tests))
+
+
+def _not_independent(call, found):
+    """Fail naming the first test a mask of independent entries would pass."""
+    if found:
+        t = found[0]
+        fail(_("{call}: the mask's entries are not drawn independently. Over {test}, {observed} positions are "
+               "kept in both, where independent draws keep about {expected:.0f} (a deviation this large happens "
+               "by chance with probability {p:.1e}). Draw every entry from the key with jax.random (e.g. "
+               "jax.random.bernoulli(key, 1 - rate, shape)), not from a fixed pattern.").format(
+            call=call, test=t.label(), observed=t.observed, expected=t.expected, p=t.p))
 
 
 def test_dropout_under_jit_uses_the_mask(learner, reference, seed, rng):
@@ -95,7 +124,8 @@ def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
     rate = float(np.round(rng.uniform(0.3, 0.6), 3))
     seeds = [seed % 2**31, (seed + 7919) % 2**31]
     chains = _split_chains(seeds[0], 4)
-    result = learner.probe(probe_layers, seeds, xs, rate, [d for chain in chains for d in chain])
+    derived_data, derived = _derived_keys(seeds[0], layers)
+    result = learner.probe(probe_layers, seeds, xs, rate, [d for chain in chains for d in chain] + derived_data)
     got, got_other = (np.asarray(v) for v in result["outs"])
     want = np.asarray(reference.probe(probe_layers, seeds[:1], xs, rate)[0])
     call = f"jax.jit(dropout_layers)(key, xs of shape {xs.shape}, {rate})"
@@ -105,6 +135,7 @@ def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
     if not np.all(np.isclose(got, 0) | np.isclose(got, scaled)):
         fail(f"{call}: on inputs of ones every entry should be 0 or 1/(1-rate) = {scaled:.4g}.")
     masks = got != 0
+    chain_masks = [np.asarray(m) for m in result["masks"]]
     for i in range(layers):
         for j in range(i + 1, layers):
             if np.array_equal(masks[i], masks[j]):
@@ -116,11 +147,43 @@ def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
             fail(f"{call}: layer {same[0]} got the same mask for the keys jax.random.key({seeds[0]}) and "
                  f"jax.random.key({seeds[1]}): derive every layer's key from the `key` argument "
                  "(jax.random.split(key, n) or jax.random.fold_in(key, i)), not from a fixed key.")
-    _reuse_after_split(call, seeds[0], masks, chains, [np.asarray(m) for m in result["masks"]])
-    for i in range(layers):
-        kept = float(masks[i].mean())
-        if abs(kept - (1 - rate)) > 0.12:
-            fail(f"{call}: layer {i} kept {kept:.2f} of its entries, expected about {1 - rate:.2f}.")
+    _reuse_after_split(call, seeds[0], masks, chains, chain_masks[:len(chains) * len(chains[0])])
+    _root_key_and_split(call, seeds[0], masks, chain_masks[len(chains) * len(chains[0]):], derived)
+    if departures([keep_rate(masks, 1 - rate)]):
+        fail(f"{call}: the layers kept {masks.mean():.3f} of their entries, expected about {1 - rate:.3f}.")
+    # Layers drawn from keys of their own are independent: their masks overlap as independent draws do.
+    tests = (line_tests(masks.reshape(layers, -1), rng, LAYERS)
+             + mask_tests(masks.reshape(-1, masks.shape[-1]), rng))
+    _not_independent(call, departures(tests))
+
+
+def _derived_keys(seed, layers):
+    """Key data of jax.random.key(seed) itself, then of every jax.random.split(key, m)[j] for the
+    numbers of keys a dropout_layers could split it into, with their descriptions."""
+    import jax
+
+    key = jax.random.key(seed)
+    data, names = [np.asarray(jax.random.key_data(key))], ["key"]
+    for m in sorted({2, layers - 1, layers, layers + 1} - {0, 1}):
+        for j, k in enumerate(jax.random.split(key, m)):
+            data.append(np.asarray(jax.random.key_data(k)))
+            names.append(f"jax.random.split(key, {m})[{j}]")
+    return data, names
+
+
+def _root_key_and_split(call, seed, masks, masks_of_keys, derived):
+    """A layer whose mask is dropout_mask(key) drew from `key` itself; if another layer's mask is
+    that of a key split from it, `key` was consumed twice (the reuse jax_debug_key_reuse reports)."""
+    if not masks_of_keys or any(m.shape != masks.shape[1:] for m in masks_of_keys):
+        return
+    layer_of = [next((i for i in range(len(masks)) if np.array_equal(masks[i], m)), None) for m in masks_of_keys]
+    split = next(((layer, name) for layer, name in zip(layer_of[1:], derived[1:]) if layer is not None), None)
+    if layer_of[0] is not None and split is not None:
+        fail(_("{call} with key = jax.random.key({seed}): layer {root} got the mask of the key itself, and layer "
+               "{other} the mask of {name}: `key` was used for a mask and also split for the other layers (a "
+               "reused key, which jax_debug_key_reuse reports). Split first and use only the new keys: keys = "
+               "jax.random.split(key, len(xs)), one per layer.").format(
+            call=call, seed=seed, root=layer_of[0], other=split[0], name=split[1]))
 
 
 def _split_chains(seed, length):
@@ -142,8 +205,9 @@ def _split_chains(seed, length):
 def _reuse_after_split(call, seed, masks, chains, chain_masks):
     """Layers whose masks come from three keys in a row of one chain: the middle key was
     drawn from and split for the next layer, so it was consumed twice (the reuse
-    jax_debug_key_reuse reports). Two in a row are not enough: fold_in(key, i) is
-    split(key, n)[i], and a draw from `key` plus fold_in(key, 1) reuses nothing."""
+    jax_debug_key_reuse reports). Two in a row are not enough here: fold_in(key, i) is
+    split(key, n)[i], so keys fold_in(key, i) for i = 0, 1, ... look like a chain's first
+    steps; a layer drawn from `key` itself is judged by _root_key_and_split."""
     per_chain = len(chain_masks) // 2
     for j in (0, 1):
         found = {}  # step t of the chain -> the layer whose mask is dropout_mask(chain[t])

@@ -20,16 +20,22 @@ import numpy as np
 import pytest
 
 from course.checks.conftest import RUN_PLUGIN
+from course.checks.randomness import departures, keep_rate, line_tests, mask_tests, overlap
 from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 from course.engine.evidence import run_lowered
 from course.engine.programs import ProgramError, matrix_products, parse
+from course.engine.words import N_, _
 
 TIMEOUT = 60
 # Shapes come from small fixed sets so that compiled programs are reused between runs.
 ENSEMBLE_SHAPES = [(3, 5, 8, 4), (4, 9, 16, 2)]  # (n_members, d_in, hidden, batch)
-DROPOUT_SHAPES = [((5, 6), 3), ((3, 8), 4)]  # (shape of x, n_copies)
+# (shape of x, n_copies): a few thousand elements, so that the statistical tests of the masks
+# (course/checks/randomness.py) see a pattern that is not independent.
+DROPOUT_SHAPES = [((40, 36), 3), ((24, 48), 4)]
 RATES = [0.25, 0.4]  # never 0.5, where a rate taken for the keep probability gives the same masks
 LAYERS = ("l1", "l2")
+COPIES = N_("copies")
+SEEDS = N_("the copies of two different seeds")
 
 
 def probe_ensemble(module, n, d_in, hidden, seed, x):
@@ -76,6 +82,8 @@ def probe_ensemble(module, n, d_in, hidden, seed, x):
     single = lowered(nnx.eval_shape(lambda: module.make_ensemble(1, d_in, hidden, seed)))
     state = nnx.state(ens)
     leaves = jax.tree.leaves(state)
+    again = module.make_ensemble(n, d_in, hidden, seed)
+    other = module.make_ensemble(n, d_in, hidden, seed + 1)
     return {
         "in_names": names((state, x)),
         "in_values": [jax.random.key_data(v) if jnp.issubdtype(v.dtype, jax.dtypes.prng_key) else v
@@ -83,16 +91,20 @@ def probe_ensemble(module, n, d_in, hidden, seed, x):
         "params": first,
         "pred": pred,
         "programs": [program.as_text(), single.as_text()],
-        "again": params(module.make_ensemble(n, d_in, hidden, seed)),
-        "other": params(module.make_ensemble(n, d_in, hidden, seed + 1)),
+        "again": params(again),
+        "other": params(other),
+        # The ensembles themselves, called on the batch drawn by the check: evidence that does not
+        # go through the readers of the state (nnx.state), against which the state is checked.
+        "outputs": [module.ensemble_predict(e, jnp.asarray(x)) for e in (ens, again, other)],
     }
 
 
-def probe_dropout(module, x, n, rate, seed):
+def probe_dropout(module, x, n, rate, seed, more_seeds=()):
     return {
         "copies": module.dropout_copies(x, n, rate, seed),
         "again": module.dropout_copies(x, n, rate, seed),
         "other": module.dropout_copies(x, n, rate, seed + 1),
+        "more": [module.dropout_copies(x, n, rate, s) for s in more_seeds],
     }
 
 
@@ -149,6 +161,14 @@ def test_members_are_stacked_and_differ(ensemble_run):
                 fail(f"{call}: members {i} and {j} have the same {key}. nnx.vmap shares the Rngs by default, so "
                      "every member was initialised with the same keys: split the streams with "
                      f"nnx.split_rngs(splits={n}) and map them (in_axes=0).")
+    # The state read in the learner's process (nnx.state) says the members differ; their outputs
+    # on the batch drawn here, from the ensemble object itself, must say so too.
+    outputs = _outputs(got, 0, n, x, call)
+    for i, j in itertools.combinations(range(n), 2):
+        if np.allclose(outputs[i], outputs[j]):
+            fail(_("{call}: members {i} and {j} give the same outputs on a batch drawn by the check, so they are "
+                   "the same model. nnx.vmap shares the Rngs by default: split the streams with "
+                   "nnx.split_rngs(splits={n}) and map them (in_axes=0).").format(call=call, i=i, j=j, n=n))
     kernel = params["l1.kernel"]
     scale = kernel.reshape(n, -1).std(axis=1) * np.sqrt(d_in)
     if not np.all((scale > 0.3) & (scale < 3.0)):
@@ -157,8 +177,20 @@ def test_members_are_stacked_and_differ(ensemble_run):
              "MLP(d_in, hidden, rngs=...).")
 
 
+def _outputs(got, index, n, x, call):
+    """ensemble_predict(ensemble, x) on the ensemble object itself (0: the one judged, 1: built
+    again with the same seed, 2: with the next seed), as an array of shape (n, B, 1)."""
+    outputs = got.get("outputs")
+    value = outputs[index] if isinstance(outputs, list) and len(outputs) == 3 else None
+    if not isinstance(value, np.ndarray) or value.shape != (n, x.shape[0], 1) or value.dtype != np.float32:
+        fail(_("ensemble_predict(ensemble, x {shape}) with ensemble = {call} returned {got}, expected a float32 "
+               "array of shape {want}: one (B, 1) output per member.").format(
+            shape=x.shape, call=call, got=getattr(value, "shape", type(value).__name__), want=(n, x.shape[0], 1)))
+    return value
+
+
 def test_predictions_follow_from_the_parameters(ensemble_run):
-    n, d_in, hidden, x, got, _, call, seed = ensemble_run
+    n, d_in, hidden, x, got, _want, call, seed = ensemble_run
     p = _leaves(got["params"], call)
     pred = got["pred"]
     where = f"ensemble_predict(ensemble, x {x.shape}) with ensemble = {call}"
@@ -175,6 +207,17 @@ def test_predictions_follow_from_the_parameters(ensemble_run):
         fail(f"{where}: the predictions are not what the ensemble's own parameters give. At index {worst} "
              f"(member {worst[0]}) expected {expected[worst]:.6f}, got {pred[worst]:.6f}. Member i must use "
              "kernel[i] and bias[i] of every layer, on the same x.")
+    # The parameters come from nnx.state in the learner's process: the outputs of the ensemble
+    # object itself, on a batch drawn here, must be what those parameters give.
+    direct = _outputs(got, 0, n, x, call)
+    expected_direct = _numpy_predict(p, x)
+    if not np.allclose(direct, expected_direct, rtol=1e-4, atol=1e-5):
+        worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.abs(direct - expected_direct))), direct.shape))
+        fail(_("{where}: the ensemble's outputs are not what the parameters read from it (nnx.state) give. At index "
+               "{index} (member {member}) the parameters give {want:.6f}, the ensemble gives {got:.6f}. Keep the "
+               "members' parameters in the MLP's own nnx.Param variables, and leave the libraries as they "
+               "are.").format(where=where, index=worst, member=worst[0], want=float(expected_direct[worst]),
+                              got=float(direct[worst])))
 
 
 def _numpy_predict(p, x):
@@ -186,7 +229,7 @@ def _numpy_predict(p, x):
 
 def test_the_program_predicts_from_the_parameters(ensemble_run):
     """ensemble_predict's program, run here on members and a batch the learner's process never saw."""
-    n, d_in, hidden, x, got, _, call, seed = ensemble_run
+    n, d_in, hidden, x, got, _want, call, seed = ensemble_run
     rng = np.random.default_rng([seed, 1])
     fresh_params = {
         "l1.kernel": rng.standard_normal((n, d_in, hidden)) / np.sqrt(d_in),
@@ -216,9 +259,18 @@ def test_members_are_computed_at_once(ensemble_run):
         # The program run above: as many matrix products as the reference's program for the same
         # call (vmap's count does not depend on the number of members), with room for other
         # vectorised routes, but not for a second member's forward pass.
-        products, allowed = matrix_products(full.text)[0], 2 * matrix_products(want["programs"][0])[0] - 1
+        products, in_loops = matrix_products(full.text)
+        allowed = 2 * matrix_products(want["programs"][0])[0] - 1
     except (ProgramError, TypeError, IndexError) as e:
         fail(f"ensemble_predict under jax.jit could not be read as a compiled program: {e}.")
+    # "At once" means one vectorised computation over the member axis: no loop in the program
+    # (jax.lax.map, lax.scan and fori_loop lower to a while loop that runs one member per step).
+    if in_loops:
+        fail(_("ensemble_predict(ensemble, x {shape}) compiles, for {n} members, to a loop: {in_loops} of its "
+               "{products} matrix products (dot_general) run in the body of a while loop, one member after the "
+               "other (jax.lax.map, lax.scan or fori_loop do that). Map the model over its member axis with "
+               "nnx.vmap (in_axes=(0, None)) or jax.vmap, so that each matrix product covers all members at "
+               "once.").format(shape=x.shape, n=n, in_loops=in_loops, products=products))
     if products > allowed:
         fail(f"ensemble_predict(ensemble, x {x.shape}) compiles, for {n} members, to {products} matrix products "
              f"(dot_general), where computing all members at once needs at most {allowed}: the members are run "
@@ -232,7 +284,7 @@ def test_members_are_computed_at_once(ensemble_run):
 
 
 def test_same_seed_same_ensemble(ensemble_run):
-    n, d_in, hidden, x, got, _, call, seed = ensemble_run
+    n, d_in, hidden, x, got, _want, call, seed = ensemble_run
     first = _leaves(got["params"], call)
     again = _leaves(got["again"], call + " (called again)")
     other = _leaves(got["other"], call.replace(f"seed={seed}", f"seed={seed + 1}"))
@@ -241,6 +293,14 @@ def test_same_seed_same_ensemble(ensemble_run):
                                                   "same ensemble")
     if all(np.allclose(first[key], other[key]) for key in first):
         fail(f"{call} and seed={seed + 1} gave the same ensemble: build it from nnx.Rngs(seed).")
+    # The same, from the ensembles' outputs on the batch drawn here rather than from their state.
+    outputs = [_outputs(got, i, n, x, call) for i in range(3)]
+    if not np.array_equal(outputs[1], outputs[0]):
+        fail(_("{call}, built twice, gives different outputs on the same batch: the same seed must give the same "
+               "ensemble. Build it from nnx.Rngs(seed).").format(call=call))
+    if np.allclose(outputs[2], outputs[0]):
+        fail(_("{call} and seed={other} give the same outputs on a batch drawn by the check: build the ensemble "
+               "from nnx.Rngs(seed).").format(call=call, other=seed + 1))
 
 
 @pytest.fixture(scope="module")
@@ -251,7 +311,8 @@ def dropout_run(learner, request):
     rate = RATES[int(rng.integers(len(RATES)))]
     # Values away from zero, so a dropped element (0) is never confused with a kept one.
     x = (rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)).astype(np.float32)
-    got = learner.probe(probe_dropout, x, n, rate, seed)
+    more_seeds = [int(s) for s in rng.integers(0, 2**31, 2)]
+    got = learner.probe(probe_dropout, x, n, rate, seed, more_seeds)
     return x, n, rate, got, f"dropout_copies(x {shape}, n_copies={n}, rate={rate}, seed={seed})", seed
 
 
@@ -281,12 +342,30 @@ def test_each_copy_has_its_own_mask(dropout_run):
             fail(f"{call}: copies {i} and {j} have the same mask. nnx.vmap broadcasts the Dropout's Rngs by "
                  f"default, so every copy draws the same key: split them with nnx.split_rngs(splits={n}) and "
                  "map the random state with nnx.StateAxes({nnx.RngState: 0, ...: None}).")
-    total = kept.size
-    expected = total * (1.0 - rate)
-    spread = 5.0 * np.sqrt(total * rate * (1.0 - rate)) + 1.0
-    if abs(int(kept.sum()) - expected) > spread:
-        fail(f"{call} kept {int(kept.sum())} of {total} elements; about {expected:.0f} expected with "
-             f"rate={rate} (each element kept with probability 1 - rate).")
+    if departures([keep_rate(kept, 1.0 - rate)]):
+        fail(f"{call} kept {int(kept.sum())} of {kept.size} elements; about {kept.size * (1.0 - rate):.0f} "
+             f"expected with rate={rate} (each element kept with probability 1 - rate).")
+
+
+def test_the_masks_are_independent(dropout_run):
+    """Statistical tests with exact tails (course/checks/randomness.py): a correct solution fails
+    them with probability below 1e-10; a fixed pattern with the right keep rate does not pass."""
+    x, n, rate, got, call, seed = dropout_run
+    kept = _masks(got["copies"], x, n, rate, call)
+    others = [_masks(c, x, n, rate, call) for c in [got["other"], *got.get("more", [])]]
+    rng = np.random.default_rng([seed, 2])
+    # Copies against each other, rows and columns within the copies, and the copies of different seeds.
+    tests = (line_tests(kept.reshape(n, -1), rng, COPIES) + mask_tests(kept.reshape(-1, kept.shape[-1]), rng))
+    flat = np.stack([m.ravel() for m in (kept, *others)])
+    tests += [overlap(flat, [pair], SEEDS) for pair in itertools.combinations(range(len(flat)), 2)]
+    found = departures(tests)
+    if found:
+        t = found[0]
+        fail(_("{call}: the kept elements are not drawn independently. Over {test}, {observed} elements are kept "
+               "in both, where independent draws keep about {expected:.0f} (a deviation this large happens by "
+               "chance with probability {p:.1e}). Draw every element's keep/drop from the random streams "
+               "(nnx.Dropout, or jax.random.bernoulli with split keys), not from a fixed pattern.").format(
+            call=call, test=t.label(), observed=t.observed, expected=t.expected, p=t.p))
 
 
 def test_each_element_is_dropped_on_its_own(dropout_run):
@@ -294,8 +373,8 @@ def test_each_element_is_dropped_on_its_own(dropout_run):
     kept = _masks(got["copies"], x, n, rate, call)
     # A mask drawn once per row, or once per feature and shared by every row (nnx.Dropout with
     # broadcast_dims), is constant along an axis in EVERY copy. With independent elements that has
-    # probability at most 6.2e-12 for either axis at these sizes and rates ((p^5 + q^5)^6 per copy
-    # of a (5, 6) x, 3 copies, rate 0.25), so a correct solution is never taken for one.
+    # probability below 1e-100 at these sizes (24 or more rows and columns, in 3 or 4 copies), so a
+    # correct solution is never taken for one.
     rows, features = x.shape
     per_feature = [np.array_equal(k, np.broadcast_to(k[:1], k.shape)) for k in kept]  # every row the same
     per_row = [np.array_equal(k, np.broadcast_to(k[:, :1], k.shape)) for k in kept]  # each row all kept or not

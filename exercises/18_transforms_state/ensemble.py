@@ -20,8 +20,12 @@ Your task: write
   own keys), as `n_members` separate `MLP(d_in, hidden, rngs=...)` would be,
   and the same `seed` must give the same ensemble. Use `nnx.Rngs(seed)`.
 - `ensemble_predict`: every member's output on the same batch `x` (B, d_in),
-  float32 of shape (n_members, B, 1), computed for all members at once (no
-  Python loop over members).
+  float32 of shape (n_members, B, 1), computed for all members at once: one
+  vectorised computation over the member axis (`nnx.vmap`, `jax.vmap`, or
+  operations batched over that axis), so that each matrix product of the
+  program it compiles to under `jax.jit` covers every member. No loop over
+  members: neither a Python loop nor `jax.lax.map`, `lax.scan` or
+  `lax.fori_loop` (they run one member after the other).
 - `dropout_copies`: `n_copies` independently dropped copies of `x` (any shape),
   float32 of shape (n_copies, *x.shape): each element kept with probability
   1 - rate and scaled by 1 / (1 - rate), or set to 0, like `nnx.Dropout(rate)`.
@@ -32,11 +36,16 @@ member or copy draws the same key: look at `nnx.split_rngs` and
 `nnx.StateAxes` in the lesson.
 
 What is checked: the ensemble's parameter shapes; that no two members are
-equal; that your predictions are what your ensemble's parameters give (the
-check recomputes them from the parameters); that the same seed gives the same
-results and another seed different ones; that each dropped copy only keeps or
-zeroes (and rescales) elements, keeps about 1 - rate of them, and that no two
-copies share a mask.
+equal, in their parameters and in their outputs on a batch the check draws;
+that your predictions are what your ensemble's parameters give (the check
+recomputes them from the parameters, and runs the program of
+`ensemble_predict` on members of its own); that this program has no loop and no
+more matrix products than one vectorised pass; that the same seed gives the
+same results and another seed different ones; that each dropped copy only keeps
+or zeroes (and rescales) elements, keeps about 1 - rate of them, that no two
+copies share a mask, and that the kept elements are independent (statistical
+tests with exact tails across copies, rows, columns and seeds, which a correct
+solution fails with probability below 1e-10).
 """
 
 import jax
