@@ -22,7 +22,7 @@ import numpy as np
 
 from course.engine.checking import fail
 from course.engine.evidence import read_program, run_lowered
-from course.engine.programs import ProgramError, _verified_module
+from course.engine.programs import ProgramError, ops_with_types
 
 TIMEOUT = 120
 # (d_in, hidden, d_out, batch): all different, so that a reduction's shape says which sum it is
@@ -104,20 +104,9 @@ def _shape_of(mlir_type: str) -> tuple[int, ...]:
 
 def _ops_with_types(text: str, names: set[str]) -> list[tuple[str, list[str], list[str]]]:
     """(op name, operand types, result types) of every op named in `names`, in every function,
-    read through MLIR's parser and verifier (no string in the text can pass for an op or a type)."""
-    context, module = _verified_module(text)
-    found = []
-    with context:
-        def walk(operation):
-            for region in operation.regions:
-                for block in region.blocks:
-                    for op in block.operations:
-                        if op.operation.name in names:
-                            found.append((op.operation.name, [str(v.type) for v in op.operation.operands],
-                                          [str(r.type) for r in op.operation.results]))
-                        walk(op.operation)
-        walk(module.operation)
-    return found
+    read through MLIR's parser and verifier in the evaluator (no string in the text can pass
+    for an op or a type, and the learner's text is never parsed in this process)."""
+    return ops_with_types(text, names)
 
 
 def _lowered(learner, rng, seed):

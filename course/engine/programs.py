@@ -249,6 +249,37 @@ def _walk(operation, counts: Counter) -> Counter:
     return counts
 
 
+def ops_with_types(text: object, names: object) -> list[tuple[str, list[str], list[str]]]:
+    """(op name, operand types, result types) of every operation named in `names`, in every
+    function of a verified program, in program order. Read through MLIR in the evaluator, so no
+    string in the text can pass for an operation or a type; a ProgramError when it cannot be read."""
+    text = bounded_text(text)
+    if type(names) not in (list, tuple, set, frozenset) or not all(type(n) is str for n in names):
+        raise ProgramError("ops_with_types takes a collection of operation names")
+    wanted = sorted(set(names))
+    if not HERE:
+        got = _forward("ops_with_types", text, names=wanted)
+        ok = type(got) is list and all(
+            type(item) is list and len(item) == 3 and type(item[0]) is str
+            and all(type(t) is list and all(type(x) is str for x in t) for t in item[1:]) for item in got)
+        if not ok:
+            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+        return [(name, operands, results) for name, operands, results in got]
+    context, module = _verified_module(text)
+    found: list[tuple[str, list[str], list[str]]] = []
+    with context:
+        def walk(operation):
+            for region in operation.regions:
+                for block in region.blocks:
+                    for op in block.operations:
+                        if op.operation.name in wanted:
+                            found.append((op.operation.name, [str(v.type) for v in op.operation.operands],
+                                          [str(r.type) for r in op.operation.results]))
+                        walk(op.operation)
+        walk(module.operation)
+    return found
+
+
 def matrix_products(text: object) -> tuple[int, int]:
     """(all, in_loops): the matrix products (`dot_general`, `dot`) a verified program runs, and
     how many of them sit in a while loop's body. A private function is counted once per call,
@@ -1018,6 +1049,8 @@ def evaluate(request: object) -> object:
         return list(matrix_products(text))
     if op == "single_device":
         return single_device(text)
+    if op == "ops_with_types":
+        return [[name, operands, results] for name, operands, results in ops_with_types(text, request.get("names"))]
     if op == "cost":
         c = cost(text)
         return [float(c.flops), float(c.bytes), bool(c.bounded)]
