@@ -35,6 +35,8 @@ import traceback
 import types
 from typing import Any
 
+from course.engine.words import say
+
 HEADER = struct.Struct("!Q")
 MAX_MESSAGE = 1 << 30
 MAX_MESSAGE_TEXT = 2000
@@ -93,6 +95,18 @@ class Failure(Exception):
         self.extra = extra
 
 
+def _english(phrase: str) -> str:
+    return phrase
+
+
+def _said(cause: str, lines: list, **extra: Any) -> Failure:
+    """A failure told in `course.engine.words` lines: the English here, the learner's
+    language where the parent builds it from `words` (this process has no translations)."""
+    from course.engine.words import render
+
+    return Failure(cause, render(lines, _english) or "", words=lines, **extra)
+
+
 class Child:
     def __init__(self) -> None:
         self.module: types.ModuleType | None = None
@@ -135,16 +149,17 @@ class Child:
         try:
             exec(code, module.__dict__)
         except ModuleNotFoundError as e:
-            raise Failure(
+            raise _said(
                 "import_error",
-                f"{self.display} imports `{e.name}`, which is not installed or does not exist.\n"
-                + self._trimmed(e),
+                [say("{file} imports `{name}`, which is not installed or does not exist.",
+                     file=self.display, name=str(e.name))] + self._trimmed(e),
                 missing=e.name,
             ) from None
         except ImportError as e:
-            raise Failure("import_error", f"an import in {self.display} failed.\n" + self._trimmed(e)) from None
+            raise _said("import_error", [say("an import in {file} failed.", file=self.display)]
+                        + self._trimmed(e)) from None
         except BaseException as e:  # noqa: BLE001 - everything the learner's import can raise
-            raise self._failure_from(e, f"while importing {self.display}") from None
+            raise self._failure_from(e, say("while importing {file}", file=self.display)) from None
         self.module = module
         return None
 
@@ -157,12 +172,14 @@ class Child:
         name = str(msg["name"])
         module = self._module()
         if not hasattr(module, name):
-            raise Failure("missing_name", f"{self.display} does not define `{name}`.", name=name)
+            raise _said("missing_name", [say("{file} does not define `{name}`.", file=self.display, name=name)],
+                        name=name)
         fn = getattr(module, name)
         if not callable(fn):
-            raise Failure(
+            raise _said(
                 "missing_name",
-                f"`{name}` in {self.display} is a {type(fn).__name__}, but the check calls it.",
+                [say("`{name}` in {file} is a {type}, but the check calls it.", name=name, file=self.display,
+                     type=type(fn).__name__)],
                 name=name,
             )
         args = from_wire(msg.get("args", {"l": []}))
@@ -171,8 +188,9 @@ class Child:
         try:
             result = fn(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001
-            raise self._failure_from(e, f"while running `{name}`") from None
-        return self._plain(result, f"the value returned by `{name}`")
+            raise self._failure_from(e, say("while running `{name}`", name=name)) from None
+        return self._plain(result, f"the value returned by `{name}`",
+                           say("while converting the value returned by `{name}`", name=name))
 
     def op_probe(self, msg: dict) -> Any:
         from course.engine.wire import from_wire
@@ -188,8 +206,9 @@ class Child:
         try:
             result = namespace[fn_name](module, *args, **kwargs)
         except BaseException as e:  # noqa: BLE001
-            raise self._failure_from(e, "while the check used your code") from None
-        return self._plain(result, "the value the check got from your code")
+            raise self._failure_from(e, say("while the check used your code")) from None
+        return self._plain(result, "the value the check got from your code",
+                           say("while converting the value the check got from your code"))
 
     # -- helpers -------------------------------------------------------------
     def _module(self) -> types.ModuleType:
@@ -197,7 +216,7 @@ class Child:
             raise Failure("import_error", "the learner's module is not loaded")
         return self.module
 
-    def _plain(self, value: Any, where: str) -> Any:
+    def _plain(self, value: Any, where: str, during: list) -> Any:
         from course.engine.wire import NotPlainData, to_plain
 
         try:
@@ -205,20 +224,24 @@ class Child:
         except NotPlainData as e:
             raise Failure("not_plain_data", str(e)) from None
         except BaseException as e:  # noqa: BLE001 - a rigged __array__ or property can raise
-            raise self._failure_from(e, f"while converting {where}") from None
+            raise self._failure_from(e, during) from None
 
-    def _failure_from(self, e: BaseException, during: str) -> Failure:
+    def _failure_from(self, e: BaseException, during: list) -> Failure:
+        """`during`: a `say()` of one of the {during} phrases of `course.engine.words`."""
         if isinstance(e, Failure):
             return e
         if isinstance(e, SystemExit):
-            return Failure("exit", f"your code called sys.exit({e.code!r}) {during}.", code=_exit_code(e.code))
+            return _said("exit", [say("your code called sys.exit({code}) {during}.", code=_short_repr(e.code),
+                                      during=during)], code=_exit_code(e.code))
         if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in str(e)[:500]:
-            return Failure("out_of_memory", f"your code ran out of memory {during}.\n" + self._trimmed(e))
+            return _said("out_of_memory", [say("your code ran out of memory {during}.", during=during)]
+                         + self._trimmed(e))
         extra: dict[str, Any] = {"error": type(e).__name__}
         line = self._learner_line(e)
         if line is not None:
             extra["line"] = line
-        return Failure("exception", f"{type(e).__name__} {during}.\n" + self._trimmed(e), **extra)
+        return _said("exception", [say("{error} {during}.", error=type(e).__name__, during=during)]
+                     + self._trimmed(e), **extra)
 
     def _learner_frames(self, e: BaseException) -> list[traceback.FrameSummary]:
         return [f for f in traceback.extract_tb(e.__traceback__) if f.filename in (self.path, PROBE_FILE)]
@@ -227,7 +250,7 @@ class Child:
         lines = [f.lineno for f in self._learner_frames(e) if f.filename == self.path]
         return lines[-1] if lines else None
 
-    def _trimmed(self, e: BaseException) -> str:
+    def _trimmed(self, e: BaseException) -> list:
         """The traceback reduced to the learner's own lines (and the check's probe).
 
         JAX already hides its own frames from tracebacks and says so in a note
@@ -237,10 +260,13 @@ class Child:
         lines = []
         frames = self._learner_frames(e)
         if frames:
-            lines.append("Traceback (your code):")
+            lines.append(say("Traceback (your code):"))
             for f in frames:
-                where = self.display if f.filename == self.path else "the check"
-                lines.append(f'  {where}, line {f.lineno}, in {f.name}')
+                if f.filename == self.path:
+                    lines.append(say("  {file}, line {line}, in {function}", file=self.display, line=f.lineno,
+                                     function=f.name))
+                else:
+                    lines.append(say("  the check, line {line}, in {function}", line=f.lineno, function=f.name))
                 if f.line:
                     lines.append(f"    {f.line.strip()}")
         lines.extend(self._rules_named_in(e))
@@ -248,9 +274,9 @@ class Child:
         if len(text) > MAX_MESSAGE_TEXT:
             text = text[:MAX_MESSAGE_TEXT] + " [...]"
         lines.append(text.replace(self.path, self.display) if self.path else text)
-        return "\n".join(lines)
+        return lines
 
-    def _rules_named_in(self, e: BaseException) -> list[str]:
+    def _rules_named_in(self, e: BaseException) -> list:
         """Where the learner defined the custom rule an error is about.
 
         JAX checks a custom_vjp's backward rule after the rule has returned,
@@ -268,10 +294,12 @@ class Child:
                 code = getattr(rule, "__code__", None) if inspect.isfunction(rule) else None
                 if code is not None and code.co_filename == self.path:
                     source = linecache.getline(self.path, code.co_firstlineno).strip()
-                    found.append(f"  {self.display}, line {code.co_firstlineno}: the {attr} rule `{rule.__name__}`"
-                                 + (f"\n    {source}" if source else ""))
+                    found.append(say("  {file}, line {line}: the {rule} rule `{name}`", file=self.display,
+                                     line=code.co_firstlineno, rule=attr, name=str(rule.__name__)))
+                    if source:
+                        found.append(f"    {source}")
         if found:
-            found.insert(0, "Your custom rules:")
+            found.insert(0, say("Your custom rules:"))
         return found
 
     def _syntax_message(self, e: SyntaxError) -> str:
@@ -309,7 +337,7 @@ class Child:
         except NotPlainData as e:
             return {"ok": False, "cause": "not_plain_data", "message": str(e)}
         except BaseException as e:  # noqa: BLE001 - report, never die silently
-            return {"ok": False, **_as_dict(self._failure_from(e, "in the check"))}
+            return {"ok": False, **_as_dict(self._failure_from(e, say("in the check")))}
         finally:
             faulthandler.cancel_dump_traceback_later()
 
@@ -335,6 +363,13 @@ def _exception_text(e: BaseException) -> str:
 
 def _as_dict(f: Failure) -> dict:
     return {"cause": f.cause, "message": f.message, **f.extra}
+
+
+def _short_repr(value: Any) -> str:
+    try:
+        return repr(value)[:200]
+    except Exception:  # noqa: BLE001 - a learner's object with a broken __repr__
+        return type(value).__name__
 
 
 def _exit_code(code: Any) -> int:

@@ -31,7 +31,7 @@ from course import paths
 from course.engine import checking
 from course.catalog import Exercise, checks_dir
 from course.engine.checking import CheckFailure, LearnerFailure, has_seed_line, seed_line
-from course.engine.words import N_, _
+from course.engine.words import N_, _, render
 from course.engine.wire import from_wire, to_plain, to_wire
 from course.engine.caches import (CACHE_MAX_BYTES, CompileCache, cache_env as _cache_env,  # noqa: F401 - kept names
                                   trim as _trim_cache, usable_cache as _usable_cache,
@@ -227,6 +227,11 @@ class LearnerProxy:
         try:
             return self._proc.request(msg, t0 + remaining, during=during, pauses=pauses)
         except LearnerFailure as f:
+            # The child says it in English; the same lines are built here in the learner's language.
+            said = render(f.details.pop("words", None))
+            said = said[:20000] if said else said
+            if said:
+                f.message = said
             if f.cause == "timeout":
                 f.message = f"your code took longer than the {run.budget:g} s allowed {during}."
                 running = _running_line(f.details.get("stack"), self._loaded_path, run.learner_file, run.display)
