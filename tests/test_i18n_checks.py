@@ -272,3 +272,15 @@ def test_doctor_never_calls_the_edition_complete_while_checks_speak_english(cour
                                         'alpha=alpha)'))
     after = translation_state.language_state("ja", [], root / "lessons", root)["unmarked"]
     assert after == state["unmarked"] - 1
+
+
+def test_the_runners_own_words_follow_the_language(tmp_path):
+    from course.engine.runner import DEFAULT_MESSAGES, _source_line
+
+    learner = tmp_path / "scale.py"
+    learner.write_text("import jax\n\nkey = jax.random.key(0)\n")
+    i18n.set_language("ja")
+    assert _source_line(learner, "exercises/scale.py", 3) == "exercises/scale.py の 3 行目: key = jax.random.key(0)"
+    assert i18n._(DEFAULT_MESSAGES["KeyReuseError"]).startswith("コードが、すでに使った PRNG キー")
+    i18n.set_language("en")
+    assert _source_line(learner, "exercises/scale.py", 3) == "line 3 of exercises/scale.py: key = jax.random.key(0)"
