@@ -104,6 +104,22 @@ def test_cli_check_in_this_process_speaks_japanese(course, capsys, monkeypatch):
     _assert_japanese_wrong_value(capsys.readouterr().out)
 
 
+def test_syntax_errors_and_wrong_signatures_in_japanese(course, capsys):
+    _root, ws = course
+    learner = ws / "exercises" / "01_basics" / "scale.py"
+    learner.write_text("def scale(x, alpha):\n    return x *\n")
+    capsys.readouterr()
+    assert main(["--lang", "ja", "check", "fx_scale", "--seed", "5"]) == 1
+    out = capsys.readouterr().out
+    assert "exercises/01_basics/scale.py、2 行目: invalid syntax" in out, out
+    assert_no_engine_english(out)
+    learner.write_text("def scale(x):\n    return x\n")
+    assert main(["--lang", "ja", "check", "fx_scale", "--seed", "5"]) == 1
+    out = capsys.readouterr().out
+    assert "では、`scale(x)` を呼び出せません。" in out, out
+    assert_no_engine_english(out)
+
+
 def test_the_app_check_service_speaks_japanese(course):
     from course.catalog import load_catalog
     from course.tui.services import Services

@@ -121,7 +121,8 @@ class Child:
             with open(self.path, "rb") as f:
                 source = f.read()
         except OSError as e:
-            raise Failure("import_error", f"cannot read {self.display}: {e.strerror or e}") from None
+            raise _said("import_error", [say("cannot read {file}: {error}", file=self.display,
+                                             error=str(e.strerror or e))]) from None
         # Strict, like the editor and `course.workspace.read_source`: a file that is not
         # UTF-8 fails here, before any of its code runs, even where compile() would let
         # a stray byte in a comment through.
@@ -137,9 +138,10 @@ class Child:
         try:
             code = compile(source, self.path, "exec", dont_inherit=True)
         except SyntaxError as e:
-            raise Failure("syntax_error", self._syntax_message(e), line=e.lineno) from None
+            raise _said("syntax_error", self._syntax_message(e), line=e.lineno) from None
         except ValueError as e:  # e.g. null bytes in the source
-            raise Failure("syntax_error", f"{self.display} cannot be compiled: {e}") from None
+            raise _said("syntax_error", [say("{file} cannot be compiled: {error}", file=self.display,
+                                             error=str(e))]) from None
         name = str(msg.get("module") or "learner")
         if name in sys.modules:  # e.g. a file named like a library the course already imported
             name = f"learner_{name}"
@@ -302,8 +304,9 @@ class Child:
             found.insert(0, say("Your custom rules:"))
         return found
 
-    def _syntax_message(self, e: SyntaxError) -> str:
-        lines = [f"{self.display}, line {e.lineno}: {e.msg}"]
+    def _syntax_message(self, e: SyntaxError) -> list:
+        lines: list = [say("{file}, line {line}: {error}", file=self.display, line=e.lineno if isinstance(e.lineno, int) else "?",
+                           error=str(e.msg))]
         if e.text:
             text = e.text.rstrip("\n")
             stripped = text.lstrip()
@@ -314,7 +317,7 @@ class Child:
                 if e.end_offset and e.end_lineno == e.lineno and e.end_offset > e.offset:
                     width = e.end_offset - e.offset
                 lines.append("    " + " " * col + "^" * width)
-        return "\n".join(lines)
+        return lines
 
     # -- main loop -----------------------------------------------------------
     def handle(self, msg: dict) -> dict:
@@ -387,9 +390,10 @@ def _check_signature(fn: Any, name: str, args: Any, kwargs: Any) -> None:
         sig.bind(*args, **kwargs)
     except TypeError as e:
         shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
-        raise Failure(
+        raise _said(
             "signature",
-            f"`{name}{sig}` cannot be called the way the check calls it: {name}({shown}).\n{e}",
+            [say("`{name}{signature}` cannot be called the way the check calls it: {name}({arguments}).",
+                 name=name, signature=str(sig), arguments=shown), str(e)],
             name=name,
         ) from None
 

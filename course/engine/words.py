@@ -46,6 +46,10 @@ CHILD_PHRASES = frozenset({
     N_("`{name}` in {file} is a {type}, but the check calls it."),
     N_("{file} imports `{name}`, which is not installed or does not exist."),
     N_("an import in {file} failed."),
+    N_("cannot read {file}: {error}"),
+    N_("{file} cannot be compiled: {error}"),
+    N_("{file}, line {line}: {error}"),
+    N_("`{name}{signature}` cannot be called the way the check calls it: {name}({arguments})."),
 })
 _MAX_DEPTH = 3
 
