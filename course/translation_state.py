@@ -5,7 +5,9 @@ fuzzy one), the messages the code hands to gettext that the catalog does not
 have yet (where the course's extraction settings are at hand: a checkout), the
 catalogs that are missing or do not compile, the translations whose
 `{placeholders}` differ from the English (they would raise when shown), and the
-lessons with no `lessons/<lang>/` edition (those open in English).
+lessons with no `lessons/<lang>/` edition (those open in English), and the messages of
+the checks and the engine that are not marked for translation at all (`course.unmarked`:
+those show in English in every language).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ def language_state(lang: str, lessons: list[Any], lessons_dir: Path,
                    source_root: Path | None = None) -> dict[str, Any]:
     """What is missing or broken in `lang`'s edition (all empty: complete)."""
     state: dict[str, Any] = {"untranslated": {}, "not_in_catalog": {}, "broken_catalogs": {},
-                             "placeholder_mismatches": {}, "lessons_missing": []}
+                             "placeholder_mismatches": {}, "lessons_missing": [],
+                             "unmarked": _unmarked_count(source_root)}
     for domain in i18n.DOMAINS:
         path = i18n.po_path(lang, domain)
         if not path.is_file():
@@ -49,6 +52,16 @@ def language_state(lang: str, lessons: list[Any], lessons_dir: Path,
             state["not_in_catalog"][domain] = absent
     state["lessons_missing"] = [lesson.file for lesson in lessons if not (lessons_dir / lang / lesson.file).is_file()]
     return state
+
+
+def _unmarked_count(source_root: Path | None) -> int:
+    """Messages of the checks (the course's own, or a course root's `checks/`) and of the engine
+    written out in English, outside `_()`: a failed check shows them in English."""
+    from course.catalog import checks_dir
+    from course.unmarked import unmarked_messages
+
+    engine = Path(__file__).resolve().parent / "engine"
+    return len(unmarked_messages(checks_dir(source_root), engine))
 
 
 def _read_and_compile(path: Path, lang: str, domain: str):
@@ -151,6 +164,13 @@ def warnings(states: dict[str, dict[str, Any]]) -> list[str]:
                          "than the English; make them the same.").format(
                 language=name, path=_shown(i18n.po_path(lang, domain)), message=ids[0][:60])
                 + (" " + _("({n} more like it)").format(n=len(ids) - 1) if len(ids) > 1 else ""))
+        if state.get("unmarked"):
+            out.append(i18n.ngettext(
+                "{language}: {n} message of the checks and the engine is not marked for translation; a failed "
+                "check shows it in English. Mark it with _() and translate it (`make catalogs`).",
+                "{language}: {n} messages of the checks and the engine are not marked for translation; a failed "
+                "check shows them in English. Mark them with _() and translate them (`make catalogs`).",
+                state["unmarked"]).format(language=name, n=state["unmarked"]))
         if state["lessons_missing"]:
             files = state["lessons_missing"]
             out.append(i18n.ngettext(

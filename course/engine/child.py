@@ -35,6 +35,8 @@ import traceback
 import types
 from typing import Any
 
+from course.engine.words import say
+
 HEADER = struct.Struct("!Q")
 MAX_MESSAGE = 1 << 30
 MAX_MESSAGE_TEXT = 2000
@@ -93,6 +95,18 @@ class Failure(Exception):
         self.extra = extra
 
 
+def _english(phrase: str) -> str:
+    return phrase
+
+
+def _said(cause: str, lines: list, **extra: Any) -> Failure:
+    """A failure told in `course.engine.words` lines: the English here, the learner's
+    language where the parent builds it from `words` (this process has no translations)."""
+    from course.engine.words import render
+
+    return Failure(cause, render(lines, _english) or "", words=lines, **extra)
+
+
 class Child:
     def __init__(self) -> None:
         self.module: types.ModuleType | None = None
@@ -107,7 +121,8 @@ class Child:
             with open(self.path, "rb") as f:
                 source = f.read()
         except OSError as e:
-            raise Failure("import_error", f"cannot read {self.display}: {e.strerror or e}") from None
+            raise _said("import_error", [say("cannot read {file}: {error}", file=self.display,
+                                             error=str(e.strerror or e))]) from None
         # Strict, like the editor and `course.workspace.read_source`: a file that is not
         # UTF-8 fails here, before any of its code runs, even where compile() would let
         # a stray byte in a comment through.
@@ -123,9 +138,10 @@ class Child:
         try:
             code = compile(source, self.path, "exec", dont_inherit=True)
         except SyntaxError as e:
-            raise Failure("syntax_error", self._syntax_message(e), line=e.lineno) from None
+            raise _said("syntax_error", self._syntax_message(e), line=e.lineno) from None
         except ValueError as e:  # e.g. null bytes in the source
-            raise Failure("syntax_error", f"{self.display} cannot be compiled: {e}") from None
+            raise _said("syntax_error", [say("{file} cannot be compiled: {error}", file=self.display,
+                                             error=str(e))]) from None
         name = str(msg.get("module") or "learner")
         if name in sys.modules:  # e.g. a file named like a library the course already imported
             name = f"learner_{name}"
@@ -135,16 +151,17 @@ class Child:
         try:
             exec(code, module.__dict__)
         except ModuleNotFoundError as e:
-            raise Failure(
+            raise _said(
                 "import_error",
-                f"{self.display} imports `{e.name}`, which is not installed or does not exist.\n"
-                + self._trimmed(e),
+                [say("{file} imports `{name}`, which is not installed or does not exist.",
+                     file=self.display, name=str(e.name))] + self._trimmed(e),
                 missing=e.name,
             ) from None
         except ImportError as e:
-            raise Failure("import_error", f"an import in {self.display} failed.\n" + self._trimmed(e)) from None
+            raise _said("import_error", [say("an import in {file} failed.", file=self.display)]
+                        + self._trimmed(e)) from None
         except BaseException as e:  # noqa: BLE001 - everything the learner's import can raise
-            raise self._failure_from(e, f"while importing {self.display}") from None
+            raise self._failure_from(e, say("while importing {file}", file=self.display)) from None
         self.module = module
         return None
 
@@ -157,12 +174,14 @@ class Child:
         name = str(msg["name"])
         module = self._module()
         if not hasattr(module, name):
-            raise Failure("missing_name", f"{self.display} does not define `{name}`.", name=name)
+            raise _said("missing_name", [say("{file} does not define `{name}`.", file=self.display, name=name)],
+                        name=name)
         fn = getattr(module, name)
         if not callable(fn):
-            raise Failure(
+            raise _said(
                 "missing_name",
-                f"`{name}` in {self.display} is a {type(fn).__name__}, but the check calls it.",
+                [say("`{name}` in {file} is a {type}, but the check calls it.", name=name, file=self.display,
+                     type=type(fn).__name__)],
                 name=name,
             )
         args = from_wire(msg.get("args", {"l": []}))
@@ -171,8 +190,9 @@ class Child:
         try:
             result = fn(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001
-            raise self._failure_from(e, f"while running `{name}`") from None
-        return self._plain(result, f"the value returned by `{name}`")
+            raise self._failure_from(e, say("while running `{name}`", name=name)) from None
+        return self._plain(result, f"the value returned by `{name}`",
+                           say("while converting the value returned by `{name}`", name=name))
 
     def op_probe(self, msg: dict) -> Any:
         from course.engine.wire import from_wire
@@ -188,8 +208,9 @@ class Child:
         try:
             result = namespace[fn_name](module, *args, **kwargs)
         except BaseException as e:  # noqa: BLE001
-            raise self._failure_from(e, "while the check used your code") from None
-        return self._plain(result, "the value the check got from your code")
+            raise self._failure_from(e, say("while the check used your code")) from None
+        return self._plain(result, "the value the check got from your code",
+                           say("while converting the value the check got from your code"))
 
     # -- helpers -------------------------------------------------------------
     def _module(self) -> types.ModuleType:
@@ -197,7 +218,7 @@ class Child:
             raise Failure("import_error", "the learner's module is not loaded")
         return self.module
 
-    def _plain(self, value: Any, where: str) -> Any:
+    def _plain(self, value: Any, where: str, during: list) -> Any:
         from course.engine.wire import NotPlainData, to_plain
 
         try:
@@ -205,25 +226,30 @@ class Child:
         except NotPlainData as e:
             raise Failure("not_plain_data", str(e)) from None
         except BaseException as e:  # noqa: BLE001 - a rigged __array__ or property can raise
-            raise self._failure_from(e, f"while converting {where}") from None
+            raise self._failure_from(e, during) from None
 
-    def _failure_from(self, e: BaseException, during: str) -> Failure:
+    def _failure_from(self, e: BaseException, during: list) -> Failure:
+        """`during`: a `say()` of one of the {during} phrases of `course.engine.words`."""
         if isinstance(e, Failure):
             return e
         if isinstance(e, SystemExit):
-            return Failure("exit", f"your code called sys.exit({e.code!r}) {during}.", code=_exit_code(e.code))
+            return _said("exit", [say("your code called sys.exit({code}) {during}.", code=_short_repr(e.code),
+                                      during=during)], code=_exit_code(e.code))
         if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in str(e)[:500]:
-            return Failure("out_of_memory", f"your code ran out of memory {during}.\n" + self._trimmed(e))
+            return _said("out_of_memory", [say("your code ran out of memory {during}.", during=during)]
+                         + self._trimmed(e))
         if isinstance(e, (RuntimeError, OSError)) and any(t in str(e)[:200] for t in TOO_MANY_TASKS):
             limit = resource.getrlimit(resource.RLIMIT_NPROC)[0]
             if limit != resource.RLIM_INFINITY:
-                return Failure("exception", f"{type(e).__name__} {during}: your code started more threads and "
-                               f"processes than the {limit} allowed.\n" + self._trimmed(e), error=type(e).__name__)
+                return _said("exception", [say("{error} {during}: your code started more threads and processes "
+                                               "than the {limit} allowed.", error=type(e).__name__, during=during,
+                                               limit=limit)] + self._trimmed(e), error=type(e).__name__)
         extra: dict[str, Any] = {"error": type(e).__name__}
         line = self._learner_line(e)
         if line is not None:
             extra["line"] = line
-        return Failure("exception", f"{type(e).__name__} {during}.\n" + self._trimmed(e), **extra)
+        return _said("exception", [say("{error} {during}.", error=type(e).__name__, during=during)]
+                     + self._trimmed(e), **extra)
 
     def _learner_frames(self, e: BaseException) -> list[traceback.FrameSummary]:
         return [f for f in traceback.extract_tb(e.__traceback__) if f.filename in (self.path, PROBE_FILE)]
@@ -232,7 +258,7 @@ class Child:
         lines = [f.lineno for f in self._learner_frames(e) if f.filename == self.path]
         return lines[-1] if lines else None
 
-    def _trimmed(self, e: BaseException) -> str:
+    def _trimmed(self, e: BaseException) -> list:
         """The traceback reduced to the learner's own lines (and the check's probe).
 
         JAX already hides its own frames from tracebacks and says so in a note
@@ -242,10 +268,13 @@ class Child:
         lines = []
         frames = self._learner_frames(e)
         if frames:
-            lines.append("Traceback (your code):")
+            lines.append(say("Traceback (your code):"))
             for f in frames:
-                where = self.display if f.filename == self.path else "the check"
-                lines.append(f'  {where}, line {f.lineno}, in {f.name}')
+                if f.filename == self.path:
+                    lines.append(say("  {file}, line {line}, in {function}", file=self.display, line=f.lineno,
+                                     function=f.name))
+                else:
+                    lines.append(say("  the check, line {line}, in {function}", line=f.lineno, function=f.name))
                 if f.line:
                     lines.append(f"    {f.line.strip()}")
         lines.extend(self._rules_named_in(e))
@@ -253,9 +282,9 @@ class Child:
         if len(text) > MAX_MESSAGE_TEXT:
             text = text[:MAX_MESSAGE_TEXT] + " [...]"
         lines.append(text.replace(self.path, self.display) if self.path else text)
-        return "\n".join(lines)
+        return lines
 
-    def _rules_named_in(self, e: BaseException) -> list[str]:
+    def _rules_named_in(self, e: BaseException) -> list:
         """Where the learner defined the custom rule an error is about.
 
         JAX checks a custom_vjp's backward rule after the rule has returned,
@@ -273,14 +302,17 @@ class Child:
                 code = getattr(rule, "__code__", None) if inspect.isfunction(rule) else None
                 if code is not None and code.co_filename == self.path:
                     source = linecache.getline(self.path, code.co_firstlineno).strip()
-                    found.append(f"  {self.display}, line {code.co_firstlineno}: the {attr} rule `{rule.__name__}`"
-                                 + (f"\n    {source}" if source else ""))
+                    found.append(say("  {file}, line {line}: the {rule} rule `{name}`", file=self.display,
+                                     line=code.co_firstlineno, rule=attr, name=str(rule.__name__)))
+                    if source:
+                        found.append(f"    {source}")
         if found:
-            found.insert(0, "Your custom rules:")
+            found.insert(0, say("Your custom rules:"))
         return found
 
-    def _syntax_message(self, e: SyntaxError) -> str:
-        lines = [f"{self.display}, line {e.lineno}: {e.msg}"]
+    def _syntax_message(self, e: SyntaxError) -> list:
+        lines: list = [say("{file}, line {line}: {error}", file=self.display, line=e.lineno if isinstance(e.lineno, int) else "?",
+                           error=str(e.msg))]
         if e.text:
             text = e.text.rstrip("\n")
             stripped = text.lstrip()
@@ -291,7 +323,7 @@ class Child:
                 if e.end_offset and e.end_lineno == e.lineno and e.end_offset > e.offset:
                     width = e.end_offset - e.offset
                 lines.append("    " + " " * col + "^" * width)
-        return "\n".join(lines)
+        return lines
 
     # -- main loop -----------------------------------------------------------
     def handle(self, msg: dict) -> dict:
@@ -314,7 +346,7 @@ class Child:
         except NotPlainData as e:
             return {"ok": False, "cause": "not_plain_data", "message": str(e)}
         except BaseException as e:  # noqa: BLE001 - report, never die silently
-            return {"ok": False, **_as_dict(self._failure_from(e, "in the check"))}
+            return {"ok": False, **_as_dict(self._failure_from(e, say("in the check")))}
         finally:
             faulthandler.cancel_dump_traceback_later()
 
@@ -342,6 +374,13 @@ def _as_dict(f: Failure) -> dict:
     return {"cause": f.cause, "message": f.message, **f.extra}
 
 
+def _short_repr(value: Any) -> str:
+    try:
+        return repr(value)[:200]
+    except Exception:  # noqa: BLE001 - a learner's object with a broken __repr__
+        return type(value).__name__
+
+
 def _exit_code(code: Any) -> int:
     if code is None:
         return 0
@@ -357,9 +396,10 @@ def _check_signature(fn: Any, name: str, args: Any, kwargs: Any) -> None:
         sig.bind(*args, **kwargs)
     except TypeError as e:
         shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
-        raise Failure(
+        raise _said(
             "signature",
-            f"`{name}{sig}` cannot be called the way the check calls it: {name}({shown}).\n{e}",
+            [say("`{name}{signature}` cannot be called the way the check calls it: {name}({arguments}).",
+                 name=name, signature=str(sig), arguments=shown), str(e)],
             name=name,
         ) from None
 

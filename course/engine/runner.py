@@ -31,7 +31,7 @@ from course import paths
 from course.engine import checking
 from course.catalog import Exercise, checks_dir
 from course.engine.checking import CheckFailure, LearnerFailure, has_seed_line, seed_line
-from course.engine.words import N_, _
+from course.engine.words import N_, _, render
 from course.engine.wire import from_wire, to_plain, to_wire
 from course.engine.caches import (CACHE_MAX_BYTES, CompileCache, cache_env as _cache_env,  # noqa: F401 - kept names
                                   trim as _trim_cache, usable_cache as _usable_cache,
@@ -202,7 +202,7 @@ class LearnerProxy:
             with self._lock:
                 if self._closed:
                     proc.close()
-                    raise LearnerFailure("check_error", "the check run was stopped.")
+                    raise LearnerFailure("check_error", _("the check run was stopped."))
                 self._proc = proc
             t0 = time.monotonic()
             self._proc.wait_ready(t0 + READY_TIMEOUT)
@@ -219,7 +219,8 @@ class LearnerProxy:
         run = self._run
         remaining = run.budget - run.learner_time
         if remaining <= 0:
-            raise LearnerFailure("timeout", f"your code used up the {run.budget:g} s allowed for this exercise.")
+            raise LearnerFailure("timeout", _("your code used up the {budget} s allowed for this exercise.").format(
+                budget=f"{run.budget:g}"))
         assert self._proc is not None
         t0 = time.monotonic()
         # The child writes its stacks a little before the limit, so a timeout can name the running line.
@@ -227,11 +228,16 @@ class LearnerProxy:
         try:
             return self._proc.request(msg, t0 + remaining, during=during, pauses=pauses)
         except LearnerFailure as f:
+            # The child says it in English; the same lines are built here in the learner's language.
+            said = render(f.details.pop("words", None))
+            said = said[:20000] if said else said
+            if said:
+                f.message = said
             if f.cause == "timeout":
                 f.message = f"your code took longer than the {run.budget:g} s allowed {during}."
                 running = _running_line(f.details.get("stack"), self._loaded_path, run.learner_file, run.display)
                 if running:
-                    f.message += f"\nIt was running {running}"
+                    f.message += "\n" + _("It was running {where}").format(where=running)
             elif f.cause == "exception":
                 _befriend(f, run)
             if not self._proc.alive():
@@ -290,7 +296,7 @@ class LearnerProxy:
 
 # What an error the checks provoke on purpose means, when the check module says nothing (MESSAGES).
 DEFAULT_MESSAGES = {
-    "KeyReuseError": (
+    "KeyReuseError": N_(
         "your code used a PRNG key that had already been used (the check runs it with "
         "jax.debug_key_reuse on). In JAX every key is used once: split it with jax.random.split "
         "(or derive one with jax.random.fold_in) and give each random call a new key."
@@ -307,7 +313,7 @@ def _befriend(f: LearnerFailure, run: "_Run") -> None:
         return
     line = f.details.get("line")
     where = _source_line(run.learner_file, run.display, line) if isinstance(line, int) else ""
-    f.message = friendly + (f"\nIt happened at {where}" if where else "")
+    f.message = _(friendly) + ("\n" + _("It happened at {where}").format(where=where) if where else "")
 
 
 def _source_line(path: Path, display: str, line: int) -> str:
@@ -317,7 +323,7 @@ def _source_line(path: Path, display: str, line: int) -> str:
     except OSError:
         lines = []
     source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-    return f"line {line} of {display}" + (f": {source}" if source else "")
+    return _("line {line} of {file}").format(line=line, file=display) + (f": {source}" if source else "")
 
 
 def _running_line(stack: Any, loaded: str, path: Path, display: str) -> str:
@@ -591,7 +597,7 @@ def _classify(excinfo, when: str = "call", messages: dict[str, str] | None = Non
     if name == "KeyReuseError" and _raised_by_jax(exc):
         # A program of the learner's, run here under jax.debug_key_reuse (the reference's errors
         # are ReferenceError_): their mistake, in the check's words.
-        friendly = (messages or {}).get(name) or DEFAULT_MESSAGES[name]
+        friendly = (messages or {}).get(name) or _(DEFAULT_MESSAGES[name])
         return "exception", friendly
     if when != "call" or isinstance(exc, _CHECK_BUGS) or _module_attribute_error(exc):
         return "check_error", (

@@ -232,7 +232,7 @@ class LearnerProcess:
         cause = reply.get("cause")
         if cause not in LEARNER_CAUSES:
             cause = "crash"
-        details = {k: reply[k] for k in ("code", "line", "name", "missing", "error") if k in reply}
+        details = {k: reply[k] for k in ("code", "line", "name", "missing", "error", "words") if k in reply}
         raise LearnerFailure(cause, str(reply.get("message", ""))[:20000], **details)
 
     def _write(self, data: bytes, deadline: float, during: str) -> None:

@@ -61,7 +61,8 @@ MAX_FRAME = 64 * 1024 * 1024
 # Environment that changes what a check does or sees; other variables (terminal, shell) do not matter.
 _ENV_PREFIXES = ("JAXLINGS_", "JAX_", "XLA_", "TF_", "CUDA_", "PYTHON", "LD_", "OMP_", "MKL_")
 _ENV_NAMES = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "XDG_CACHE_HOME")
-_ENV_IGNORED = ("JAXLINGS_SEED", ENV_SWITCH, "JAXLINGS_SERVER_IDLE", "JAXLINGS_SERVER_WARM")
+# The language travels with each request (`lang`), so one server answers in any language.
+_ENV_IGNORED = ("JAXLINGS_SEED", ENV_SWITCH, "JAXLINGS_SERVER_IDLE", "JAXLINGS_SERVER_WARM", "JAXLINGS_LANG")
 
 
 class Unavailable(Exception):
@@ -328,12 +329,15 @@ class Server:
         return str(op)
 
     def _check(self, msg: dict) -> dict:
+        from course import i18n
         from course.catalog import ManifestError, load_catalog
 
         if msg.get("fingerprint") != self.fingerprint:
             self._stop = True  # the client runs a newer course or another environment
             return {"ok": False, "stale": True, "message": "the server is out of date"}
         try:
+            # The messages are built here, in the language of this request, whatever the server started in.
+            i18n.set_language(str(msg.get("lang") or i18n.DEFAULT))
             if self.session is None:
                 self.session = self._open_session()
             exercise = load_catalog().exercise(str(msg["exercise"]))
@@ -439,7 +443,7 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
     Falls back to a check in this process, saying so on stderr, when the
     server is turned off (JAXLINGS_SERVER=0), cannot be started or fails.
     """
-    from course import paths
+    from course import i18n, paths
     from course.engine.runner import draw_seed, run_exercise
 
     seed = draw_seed(seed)
@@ -452,7 +456,7 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
         for _ in range(2):
             _ready(folder, state, fp)
             reply = _call(folder, {"op": "check", "exercise": exercise.name, "seed": seed, "fingerprint": fp,
-                                   "learner_file": str(exercise.exercise_path())}, None)
+                                   "lang": i18n.language(), "learner_file": str(exercise.exercise_path())}, None)
             if reply.get("ok"):
                 return result_from_dict(reply["result"])
             if not reply.get("stale"):

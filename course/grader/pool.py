@@ -82,7 +82,10 @@ class Pool:
         )
         slot = _Slot(index, proc)
         self.workers_started += 1
-        proc.stdin.write(json.dumps({**self.config, "slot": index}) + "\n")
+        # The feedback is written in the course language the instructor chose (`--lang`).
+        from course.i18n import language
+
+        proc.stdin.write(json.dumps({**self.config, "slot": index, "lang": language()}) + "\n")
         proc.stdin.flush()
         threading.Thread(target=self._read, args=(slot,), daemon=True).start()
         return slot

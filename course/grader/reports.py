@@ -17,12 +17,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from course.grader import safe
-from course.i18n import N_
+from course.i18n import N_, _
 
 # Causes that mean "the code ran and gave a wrong answer" are JUnit failures;
 # the rest (it crashed, hung, ran out of memory, or the check broke) are errors.
 FAILURE_CAUSES = {"wrong_result", "no_result", "not_plain_data", "missing_name", "signature", "not_submitted"}
-# In English in the reports and feedback files; the console translates them where it shows them.
+# In English in the machine-readable reports; the console and the feedback files translate them.
 CAUSE_TEXT = {
     "syntax_error": N_("syntax error"),
     "import_error": N_("import failed"),
@@ -170,19 +170,24 @@ def junit_xml(submissions: list[dict], secrets: list[str]) -> str:
 
 
 def feedback_text(sub: dict, secrets: list[str]) -> str:
-    """What a learner may read: scores, causes and check messages, never check code."""
+    """What a learner may read: scores, causes and check messages, never check code.
+
+    In the course language the grader runs in (`--lang`); check names and outcomes stay as
+    the machine-readable reports have them."""
     sub = safe.clean(sub)
-    lines = [f"jaxlings feedback for {sub['id']}",
-             f"Score: {fmt_points(sub['total'])} / {fmt_points(sub['max_total'])}", ""]
+    lines = [_("jaxlings feedback for {id}").format(id=sub['id']),
+             _("Score: {points} / {total}").format(points=fmt_points(sub['total']),
+                                                    total=fmt_points(sub['max_total'])), ""]
     for note in sub.get("notes", []):
-        lines.append(f"Note: {note}")
+        lines.append(_("Note: {note}").format(note=note))
     if sub.get("notes"):
         lines.append("")
     for name, ex in sub.get("exercises", {}).items():
         mark = "PASS" if ex["passed"] else "FAIL"
         head = f"[{mark}] {name}  {fmt_points(ex['points'])}/{fmt_points(ex['max_points'])}"
         if not ex["passed"] and ex.get("cause"):
-            head += f"  ({CAUSE_TEXT.get(ex['cause'], ex['cause'])})"
+            cause = CAUSE_TEXT.get(ex["cause"])
+            head += f"  ({_(cause) if cause else ex['cause']})"
         lines.append(head)
         if ex.get("note"):
             lines.append(f"    {ex['note']}")
@@ -207,4 +212,5 @@ def rerun_line(name: str, ex: dict) -> str:
     """How the learner replays a failed exercise with the very inputs it was graded on."""
     if ex["passed"] or ex.get("seed") is None or ex.get("cause") in ("not_submitted", *_GRADER_SIDE):
         return ""
-    return f"Seed {ex['seed']}. Rerun with the same inputs: JAXLINGS_SEED={ex['seed']} jaxlings check {name}"
+    return _("Seed {seed}. Rerun with the same inputs: JAXLINGS_SEED={seed} jaxlings check {name}").format(
+        seed=ex["seed"], name=name)

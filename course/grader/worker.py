@@ -237,7 +237,11 @@ def main() -> int:
         proto.flush()
 
     try:
-        worker = Worker(json.loads(sys.stdin.readline()), emit)
+        config = json.loads(sys.stdin.readline())
+        from course.i18n import set_language
+
+        set_language(config.get("lang"))  # the check messages in the feedback follow the grader's --lang
+        worker = Worker(config, emit)
     except Exception as exc:
         emit({"event": "fatal", "message": f"{type(exc).__name__}: {exc}", "detail": traceback.format_exc()})
         return 1
