@@ -259,9 +259,12 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
     from rich.cells import cell_len
 
     widest = max((cell_len(r["name"]) for r in rows), default=0)
+    # The lesson's number and name are what `jaxlings lesson` takes: kept whole too.
+    widest_lesson = max((cell_len(f"{r['lesson_number']:>2} {r['lesson']}") for r in rows), default=0)
     for col, heading in columns:
         table.add_column(heading, justify="right" if col in ("#", "attempts") else "left",
-                         no_wrap=col in ("#", "exercise"), min_width=widest if col == "exercise" else None)
+                         no_wrap=col in ("#", "exercise", "lesson"),
+                         min_width={"exercise": widest, "lesson": widest_lesson}.get(col))
     for i, r in enumerate(rows, 1):
         if r["done"]:
             status = "[green]" + _("done") + "[/]"
