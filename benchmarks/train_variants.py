@@ -16,7 +16,10 @@ times the epoch count); compile time is printed apart. Targets:
      its own split, init and shuffling;
   3. no variant is more than 1.5x slower than its reference figure
      (2-core CPU, 500 epochs; scaled linearly for other epoch counts);
-  4. `jax_scan` is within 1.2x of a fused loop written apart from the lab (one
+  4. `nnx_tree` (NNX's tree mode, `nnx.jit_partial(..., graph=False)`) is within
+     1.5x of `nnx_split_merge` per epoch in steady state: the fast NNX form that
+     keeps the objects costs little more than leaving NNX at the jit boundary;
+  5. `jax_scan` is within 1.2x of a fused loop written apart from the lab (one
      jitted call for the whole run, the ragged batch padded and masked): both run
      in one process, interleaved, --fused-rounds times; the ratio of the medians
      is printed. The lab's loop does 27 equal batches an epoch (it drops the
@@ -44,11 +47,15 @@ from course.lab.api import VARIANTS  # noqa: E402  (after the path set-up, for a
 from course.lab.numbers import fmt_speedup, speedup  # noqa: E402
 
 # Seconds for 500 epochs on a 2-core CPU (the project's reference measurements).
+# nnx_tree is held to split/merge's figure: target 4 below asks for it within 1.5x of
+# split/merge in the same run, and on a busy 2-core CPU it measured faster (0.37x CPU time).
+TREE_REFERENCE_S = 2.4
 REFERENCE_S = {
-    "torch_eager": 10.7, "nnx_eager": 430.0, "nnx_jit": 13.8,
+    "torch_eager": 10.7, "nnx_eager": 430.0, "nnx_jit": 13.8, "nnx_tree": TREE_REFERENCE_S,
     "nnx_split_merge": 2.4, "linen_jit": 1.0, "jax_scan": 0.19,
 }
-JAX_VARIANTS = ("nnx_jit", "nnx_split_merge", "linen_jit", "jax_scan")
+JAX_VARIANTS = ("nnx_jit", "nnx_tree", "nnx_split_merge", "linen_jit", "jax_scan")
+TREE_TARGET = 1.5
 CHILD = """
 import json, sys
 from course.lab.api import LabConfig, run_lab
@@ -266,6 +273,11 @@ def main(argv: list[str] | None = None) -> int:
                          f"(measured {ratio:.1f}x, mean accuracy gap {100 * gap:.1f} points <= 2)",
                          ratio >= 40 and gap <= 0.02 and all(len(v) == args.accuracy_seeds
                                                              for v in accuracy.values())))
+
+    if "nnx_tree" in steady and "nnx_split_merge" in steady:
+        ratio = ms["nnx_tree"] / ms["nnx_split_merge"]
+        verdicts.append((f"nnx_tree within {TREE_TARGET}x of nnx_split_merge per epoch (measured {ratio:.2f}x)",
+                         ratio <= TREE_TARGET))
 
     fused = None
     if "jax_scan" in names and args.fused_rounds > 0:

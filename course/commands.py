@@ -25,11 +25,11 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
-    needs_name = {"hint", "reset", "solution", "lesson"}
-    if name in needs_name:
+    if name in ("solution", "lesson"):
         parser.add_argument("name", help=_("exercise name, number or file") if name != "lesson"
                             else _("lesson name, number or file (or an exercise's name)"))
-    elif name in ("check", "watch"):
+    elif name in ("check", "watch", "hint", "reset"):
+        # The same default everywhere: the exercise `jaxlings list` marks as next (rustlings' "current").
         parser.add_argument("name", nargs="?", help=_("exercise name, number or file (default: the next pending one)"))
     if name == "check":
         parser.add_argument("--short", action="store_true", help=_("show only the first failing check"))
@@ -78,6 +78,17 @@ def _catalog():
     except ManifestError as e:
         _err(_("the course manifest is broken; run `jaxlings doctor`.") + f"\n{e}")
         return None
+
+
+def _current(catalog, verb: str):
+    """The next pending exercise, said aloud for a command that was given none; None when all are done."""
+    from course.progress import Progress
+
+    exercise = Progress.load().next_pending(catalog)
+    if exercise is None:
+        _console().print(_("[green]Every exercise is done.[/] Name the one to {verb}: `jaxlings {verb} NAME`.").format(
+            verb=verb))
+    return exercise
 
 
 def _exercise(catalog, name: str):
@@ -195,11 +206,15 @@ def _record(result: Any) -> None:
 
 
 def _list_rows(catalog: Any, progress: Any) -> list[dict[str, Any]]:
+    """One row per exercise, with the two numbers the commands accept: `number` (check, hint,
+    reset, solution, watch) and `lesson_number` (lesson)."""
+    lesson_numbers = {lesson.name: n for n, lesson in enumerate(catalog.lessons, 1)}
     rows = []
-    for ex in catalog.exercises:
+    for n, ex in enumerate(catalog.exercises, 1):
         entry = progress.entry(ex.name) or {}
-        rows.append({"name": ex.name, "lesson": ex.lesson, "done": bool(entry.get("done")),
-                     "attempts": int(entry.get("attempts", 0)), "last_cause": entry.get("last_cause")})
+        rows.append({"number": n, "name": ex.name, "lesson": ex.lesson, "lesson_number": lesson_numbers.get(ex.lesson),
+                     "done": bool(entry.get("done")), "attempts": int(entry.get("attempts", 0)),
+                     "last_cause": entry.get("last_cause")})
     return rows
 
 
@@ -232,7 +247,8 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
     pending = progress.next_pending(catalog)
     marked, mark = (current, _("watching")) if current else (pending.name if pending else None, _("next"))
     # The mark goes in the narrow # column: a note after the name wraps at 80 columns.
-    caption = f"→ {mark}: {escape(marked)}" if marked else None
+    numbers = _("`jaxlings check 5` takes a number from the # column, `jaxlings lesson 3` one from the lesson column.")
+    caption = (f"→ {mark}: {escape(marked)}\n" if marked else "") + f"[dim]{numbers}[/]"
     table = Table(title=_("{title}: {done}/{total} done").format(title=escape(content(catalog.title)), done=done,
                                                                    total=len(rows)),
                   title_justify="left", caption=caption, caption_justify="left")
@@ -243,9 +259,12 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
     from rich.cells import cell_len
 
     widest = max((cell_len(r["name"]) for r in rows), default=0)
+    # The lesson's number and name are what `jaxlings lesson` takes: kept whole too.
+    widest_lesson = max((cell_len(f"{r['lesson_number']:>2} {r['lesson']}") for r in rows), default=0)
     for col, heading in columns:
         table.add_column(heading, justify="right" if col in ("#", "attempts") else "left",
-                         no_wrap=col in ("#", "exercise"), min_width=widest if col == "exercise" else None)
+                         no_wrap=col in ("#", "exercise", "lesson"),
+                         min_width={"exercise": widest, "lesson": widest_lesson}.get(col))
     for i, r in enumerate(rows, 1):
         if r["done"]:
             status = "[green]" + _("done") + "[/]"
@@ -257,7 +276,8 @@ def print_list(console: Console, catalog: Any, progress: Any, current: str | Non
             status = "[dim]" + _("pending") + "[/]"
         here = r["name"] == marked
         number = f"[bold cyan]→[/] {i}" if here else str(i)
-        table.add_row(number, escape(r["lesson"]), escape(r["name"]), status, str(r["attempts"]),
+        lesson = f"{r['lesson_number']:>2} {escape(r['lesson'])}" if r["lesson_number"] else escape(r["lesson"])
+        table.add_row(number, lesson, escape(r["name"]), status, str(r["attempts"]),
                       style="bold" if here else None)
     console.print(table)
 
@@ -276,9 +296,14 @@ def cmd_hint(args: argparse.Namespace) -> int:
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
-    ex = _exercise(catalog, args.name)
-    if ex is None:
-        return EXIT_USAGE
+    if args.name is None:
+        ex = _current(catalog, "hint")
+        if ex is None:
+            return EXIT_OK
+    else:
+        ex = _exercise(catalog, args.name)
+        if ex is None:
+            return EXIT_USAGE
     progress = Progress.load()
     _warn(progress)
     already = progress.hint_level(ex.name)
@@ -311,10 +336,18 @@ def cmd_reset(args: argparse.Namespace) -> int:
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
-    ex = _exercise(catalog, args.name)
-    if ex is None:
-        return EXIT_USAGE
+    if args.name is None:
+        ex = _current(catalog, "reset")
+        if ex is None:
+            return EXIT_OK
+    else:
+        ex = _exercise(catalog, args.name)
+        if ex is None:
+            return EXIT_USAGE
     target = ex.exercise_path()
+    if args.name is None:
+        # Named by nobody: say which one before asking (or before --yes acts).
+        _console().print(_("The current exercise is [bold]{exercise}[/].").format(exercise=escape(ex.name)))
     if not args.yes:
         try:
             answer = input(_("Replace {target} with the original starter? "

@@ -37,8 +37,8 @@ def find_exercise(catalog: Any, text: str) -> Any:
         n = int(text)
         if 1 <= n <= len(exercises):
             return exercises[n - 1]
-        raise NotFound(_("there is no exercise number {n}: the course has {total} (`jaxlings list`).").format(
-            n=n, total=len(exercises)))
+        raise NotFound(_("there is no exercise number {n}: exercises are numbered 1 to {total}, in the # column "
+                         "of `jaxlings list`.").format(n=n, total=len(exercises)))
     wanted = _file_key(text)
     if wanted.endswith(".py"):
         by_file = [ex for ex in exercises if _ends_with(f"exercises/{ex.file}".lower(), wanted)]
@@ -57,8 +57,8 @@ def find_lesson(catalog: Any, text: str) -> Any:
         n = int(text)
         if 1 <= n <= len(lessons):
             return lessons[n - 1]
-        raise NotFound(_("there is no lesson number {n}: the course has {total} (`jaxlings list`).").format(
-            n=n, total=len(lessons)))
+        raise NotFound(_("there is no lesson number {n}: lessons are numbered 1 to {total}, in the lesson column "
+                         "of `jaxlings list`.").format(n=n, total=len(lessons)))
     wanted = _file_key(text)
     by_file = [lesson for lesson in lessons
                if _ends_with(f"lessons/{lesson.file}".lower(), wanted)

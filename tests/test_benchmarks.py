@@ -28,9 +28,10 @@ CASES = {
     "tui_startup.py": (["--runs", "1"], ["first frame / 1 s target", "heavy modules imported before the first frame"]),
     "train_variants.py": (
         ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "2", "--fused-rounds", "1",
-         "--variants", "torch_eager,nnx_eager,nnx_jit,jax_scan"],
+         "--variants", "torch_eager,nnx_eager,nnx_jit,nnx_tree,nnx_split_merge,jax_scan"],
         ["faster than nnx_eager", "@nnx.jit >= 25x faster than NNX eager", "mean accuracy gap",
-         "ratio lab / independent", "of an independent fused loop"],
+         "nnx_tree within 1.5x of nnx_split_merge per epoch", "ratio lab / independent",
+         "of an independent fused loop"],
     ),
     "isolation_cost.py": (["--runs", "1", "--cold-runs", "1"], ["process: start", "mlp_nnx        warm check", "fx_scale       warm check"]),
     "precision_defaults.py": (["--size", "128"], ["max rel. error vs float64", "JAX vs PyTorch at defaults",

@@ -60,7 +60,8 @@ def test_check_fail_then_pass_then_list_and_solution(course, capsys):
     assert code == 0
     assert data["done"] == 1 and data["total"] == 3 and data["next"] == "fx_stats"
     first = data["exercises"][0]
-    assert first == {"name": "fx_scale", "lesson": "basics", "done": True, "attempts": 2, "last_cause": None}
+    assert first == {"number": 1, "name": "fx_scale", "lesson": "basics", "lesson_number": 1, "done": True,
+                     "attempts": 2, "last_cause": None}
 
     code, data = run_json(capsys, "solution", "fx_scale")
     assert code == 0 and data["solution"] == SOLVED_SCALE and data["yours"] == SOLVED_SCALE
@@ -75,7 +76,7 @@ def test_usage_errors_exit_2(course, capsys, monkeypatch):
     assert main(["watch", "fx_scale"]) == 2
     assert "JAXLINGS_SEED must be an integer" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
-        main(["hint"])  # missing argument: argparse's usage error
+        main(["solution"])  # missing argument: argparse's usage error
     assert e.value.code == 2
 
 
@@ -107,6 +108,59 @@ def test_reset_asks_first(course, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
     assert main(["reset", "fx_scale"]) == 0
     assert mine.read_text() == (root / "exercises" / "01_basics" / "scale.py").read_text()
+
+
+def test_hint_and_reset_default_to_the_current_exercise_like_check(course, capsys, monkeypatch):
+    root, ws = course
+    code, data = run_json(capsys, "hint")
+    assert code == 0 and data["exercise"] == "fx_scale" and data["hints"] == ["Multiply."]
+    (ws / "exercises" / "01_basics" / "scale.py").write_text(SOLVED_SCALE)
+    assert main(["check", "fx_scale"]) == 0
+    _, data = run_json(capsys, "hint")  # the next pending one now
+    assert data["exercise"] == "fx_stats"
+
+    mine = ws / "exercises" / "01_basics" / "stats.py"
+    mine.write_text("# my work\n")
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
+    assert main(["reset"]) == 1  # still asks first, and names the exercise it means
+    out = capsys.readouterr().out
+    assert "The current exercise is fx_stats" in out and "Replace" in out and "stats.py" in out
+    assert mine.read_text() == "# my work\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+    assert main(["reset"]) == 0
+    assert mine.read_text() == (root / "exercises" / "01_basics" / "stats.py").read_text()
+
+
+def test_hint_and_reset_with_every_exercise_done_say_so(course, capsys, monkeypatch):
+    import os
+
+    done = {"attempts": 1, "done": True, "first_pass": None, "hints_seen": 0, "last_cause": None}
+    Path(os.environ["JAXLINGS_PROGRESS"]).write_text(json.dumps(
+        {"format_version": 1, "exercises": {name: dict(done) for name in ("fx_scale", "fx_stats", "fx_devices")}}))
+    for command in ("hint", "reset"):
+        capsys.readouterr()
+        assert main([command]) == 0
+        assert f"Every exercise is done. Name the one to {command}" in capsys.readouterr().out
+
+
+def test_list_shows_the_numbers_every_command_accepts(capsys, monkeypatch):
+    from course.catalog import load_catalog
+    from course.lookup import find_exercise, find_lesson
+
+    monkeypatch.setenv("JAXLINGS_PROGRESS", "/nonexistent/never-written.json")
+    monkeypatch.setenv("COLUMNS", "80")
+    catalog = load_catalog()
+    code, data = run_json(capsys, "list")
+    assert code == 0 and [r["number"] for r in data["exercises"]] == list(range(1, 35))
+    assert max(r["lesson_number"] for r in data["exercises"]) == len(catalog.lessons) == 21
+    for row in data["exercises"]:
+        assert find_exercise(catalog, str(row["number"])).name == row["name"]
+        assert find_lesson(catalog, str(row["lesson_number"])).name == row["lesson"]
+    assert main(["list"]) == 0
+    text = capsys.readouterr().out
+    assert "│ 21 porting_cnn" in text and "│  3 pure_functions" in text
+    assert "`jaxlings check 5` takes a number from the # column" in text.replace("\n", " ")
 
 
 def test_reset_makes_a_passed_exercise_pending_and_keeps_a_backup(course, capsys):
@@ -319,7 +373,8 @@ def test_near_misses_suggest_the_right_name(capsys, monkeypatch):
         (["check", "functional-ops"], "Did you mean: functional_ops?"),
         (["hint", "Functional_Ops"], "Did you mean: functional_ops?"),
         (["solution", "immutable_update"], "Did you mean: immutable_updates?"),
-        (["lesson", "99"], "there is no lesson number 99: the course has "),
+        (["lesson", "99"], "there is no lesson number 99: lessons are numbered 1 to 21, in the lesson column"),
+        (["check", "99"], "there is no exercise number 99: exercises are numbered 1 to 34, in the # column"),
         (["hint", "zzzzzz"], "Run `jaxlings list` to see them."),
     ]:
         assert main(argv) == 2, argv

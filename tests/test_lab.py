@@ -50,10 +50,38 @@ def test_variants_reach_comparable_accuracy(short_run):
     assert max(accuracies) - min(accuracies) <= 0.04, accuracies
 
 
-def test_nnx_jit_and_split_merge_are_the_same_computation(short_run):
-    # Same init, same batches, same step: only how it is compiled differs.
+def test_nnx_jit_tree_mode_and_split_merge_are_the_same_computation(short_run):
+    # Same init, same batches, same step: only how it is compiled and called differs.
     report, _ = short_run
-    np.testing.assert_allclose(report.result("nnx_jit").losses, report.result("nnx_split_merge").losses, rtol=1e-4)
+    jit = report.result("nnx_jit")
+    for variant in ("nnx_tree", "nnx_split_merge"):
+        np.testing.assert_allclose(jit.losses, report.result(variant).losses, rtol=1e-4, err_msg=variant)
+        assert report.result(variant).test_accuracy == jit.test_accuracy, variant
+
+
+def test_the_ladder_runs_from_eager_to_the_fused_loop_with_a_line_for_each_rung():
+    from course.lab.variants import REGISTRY, ladder_lines
+
+    assert list(VARIANTS) == ["torch_eager", "nnx_eager", "nnx_jit", "nnx_tree", "nnx_split_merge", "linen_jit",
+                              "jax_scan"]
+    lines = ladder_lines(list(VARIANTS))
+    assert [line.split()[0] for line in lines] == list(VARIANTS)
+    assert all(REGISTRY[v].rung and len(line) <= 76 for v, line in zip(VARIANTS, lines)), lines
+    assert "graph=False" in lines[3]
+
+
+def test_nnx_eager_runs_in_full_when_that_takes_seconds(monkeypatch):
+    from course.lab.cli import add_arguments, build_config
+
+    parser = __import__("argparse").ArgumentParser()
+    add_arguments(parser)
+    full = int(api.FULL_EAGER_S / api.NNX_EAGER_S_PER_EPOCH_CPU)
+    assert 50 <= full < 100  # a 50-epoch run is seconds of eager NNX; 100 is over a minute
+    assert build_config(parser.parse_args(["--epochs", "50"])).epochs_for("nnx_eager") == 50
+    assert build_config(parser.parse_args(["--epochs", str(full)])).epochs_for("nnx_eager") == full
+    assert build_config(parser.parse_args(["--epochs", str(full + 1)])).epochs_for("nnx_eager") == 20
+    assert build_config(parser.parse_args(["--epochs", "500"])).epochs_for("nnx_eager") == 20
+    assert build_config(parser.parse_args(["--epochs", "50", "--eager-epochs", "7"])).epochs_for("nnx_eager") == 7
 
 
 def test_timing_is_split_into_compile_and_steady_state(short_run):
@@ -119,7 +147,7 @@ def test_report_survives_its_json_form(short_run):
 # --- what the terminal shows: built from a report with known numbers --------------
 
 # A 2-core CPU's steady-state ms/epoch: a 2,000x range, from NNX eager to the fused loop.
-MS_PER_EPOCH = {"torch_eager": 21.4, "nnx_eager": 862.0, "nnx_jit": 27.6, "nnx_split_merge": 4.81,
+MS_PER_EPOCH = {"torch_eager": 21.4, "nnx_eager": 862.0, "nnx_jit": 27.6, "nnx_tree": 6.02, "nnx_split_merge": 4.81,
                 "linen_jit": 2.03, "jax_scan": 0.381}
 
 
@@ -204,6 +232,28 @@ def test_cli_loss_plot_tells_variants_apart_without_colour_and_keeps_its_key_off
         assert f"{marker} {variant}" in key
         assert variant not in canvas  # the key is not printed over the curves
     assert "\x1b[" not in plot
+
+
+def test_cli_loss_plot_shows_every_mark_when_the_curves_coincide(capsys):
+    # nnx_jit, nnx_tree and nnx_split_merge train the same model on the same batches: equal losses.
+    report = known_report(epochs=60, eager_epochs=20)
+    for r in report.results:
+        r.losses = [0.7 - 0.2 * k / len(r.losses) for k in range(len(r.losses))]
+    printed_report(report, 80, plot=True)
+    lines = capsys.readouterr().out.splitlines()
+    axis = next(i for i, line in enumerate(lines) if line.strip() == "epoch")
+    canvas = "\n".join(line for line in lines[:axis] if "Training loss" not in line)
+    for variant, marker in PLOT_MARKERS.items():
+        assert canvas.count(marker) >= 2, (variant, canvas)
+
+
+def test_cli_notes_explain_the_batches_and_every_rung():
+    text = printed_report(known_report(), 80)
+    assert "Batches: 27 batches of 32 passengers per epoch" in text
+    assert "27 of 32" not in text
+    for variant in VARIANTS:
+        assert any(line.strip().startswith(variant + " ") for line in text.splitlines()), variant
+    assert max(len(line) for line in text.splitlines()) <= 80
 
 
 def test_version_1_reports_still_load():

@@ -1,9 +1,18 @@
 """Checks for jit_branch: clip_by_norm and huber_loss under jax.jit with every
-argument traced, on both sides of each branch.
+argument traced, on both sides of each branch, and clip_by_norm's gradient at zero.
 
 Evidence: each function lowered under jax.jit for shapes the check chose, with
 `max_norm` and `delta` traced too. The check runs the program here on values
 the learner's process never sees and compares with NumPy and PyTorch here.
+
+The gradient is evidence of the same kind: the child lowers
+`jax.grad(lambda g, max_norm, c: sum(clip_by_norm(g, max_norm) * c))` (a
+vector-Jacobian product whose cotangent `c` is an argument), and this process
+runs it (`course.engine.programs`, through `run_lowered`) at g = 0 and at points
+on both sides of the threshold, with cotangents drawn here, and compares it with
+the Jacobian NumPy computes here. A gradient number the child reported would be
+whatever its patched `jax.grad` said; a program that gives the right vector-Jacobian
+products on fresh inputs costs as much as writing a clip whose gradient is right.
 """
 
 from __future__ import annotations
@@ -26,6 +35,19 @@ def probe_lower(module, name, shapes):
 
     specs = [jax.ShapeDtypeStruct(tuple(s), jnp.float32) for s in shapes]
     return jax.jit(getattr(module, name), keep_unused=True).lower(*specs).as_text()
+
+
+def probe_lower_grad(module, name, shapes):
+    import jax
+    import jax.numpy as jnp
+
+    fn = getattr(module, name)
+
+    def weighted_sum(g, max_norm, cotangent):
+        return jnp.sum(fn(g, max_norm) * cotangent)
+
+    specs = [jax.ShapeDtypeStruct(tuple(s), jnp.float32) for s in shapes]
+    return jax.jit(jax.grad(weighted_sum), keep_unused=True).lower(*specs).as_text()
 
 
 def _shapes(rng):
@@ -73,6 +95,50 @@ def test_clip_by_norm_leaves_zero_gradients_alone(learner, rng):
         fail(f"{call} returned nan or inf: the norm of zeros is 0, and max_norm / 0 is not a number. "
              "Only rescale when the norm is above max_norm (jnp.where, or divide by jnp.maximum(norm, max_norm)).")
     assert_close(got, np.zeros(shape, np.float32), what=call, dtype=np.float32)
+
+
+def _clip_vjp(g, max_norm, c):
+    """c^T J of clip_by_norm at g, in float64: c below the threshold (the identity),
+    max_norm/n * (c - g (g.c)/n^2) above it (the derivative of g * max_norm/|g|)."""
+    g, c = g.astype(np.float64), c.astype(np.float64)
+    norm = np.linalg.norm(g)
+    if norm <= max_norm:
+        return c
+    return max_norm / norm * (c - g * np.vdot(g, c) / norm**2)
+
+
+NAN_GRADIENT = (
+    "the gradient of clip_by_norm at g = 0 is NaN. The norm's derivative at zero is 0/0, and "
+    "jnp.where multiplies the unused side's NaN gradient by zero, which leaves it NaN; clamping the "
+    "norm afterwards (jnp.maximum(norm, 1e-12)) does not help, the NaN comes from inside the norm. Use "
+    "lesson 3's double where: sq = jnp.sum(g * g); big = sq > max_norm**2; "
+    "norm = jnp.sqrt(jnp.where(big, sq, 1.0)); jnp.where(big, g * (max_norm / norm), g)."
+)
+
+
+def test_clip_by_norm_gradient_is_finite_at_zero(learner, rng):
+    shape = _shapes(rng)[1]
+    program = learner.probe(probe_lower_grad, "clip_by_norm", [list(shape), [], list(shape)])
+    max_norm = np.float32(rng.uniform(0.5, 2.0))
+    cotangent = rng.standard_normal(shape).astype(np.float32)
+    zeros = np.zeros(shape, np.float32)
+    call = (f"jax.grad(lambda g: jnp.sum(clip_by_norm(g, {max_norm:.3g}) * c))(zeros of shape {shape}), "
+            "c random")
+    got = _run(program, [zeros, max_norm, cotangent], call)
+    if not np.all(np.isfinite(got)):
+        fail(f"{call} has {int(np.sum(~np.isfinite(got)))} NaN or inf entries: {NAN_GRADIENT}")
+    assert_close(got, cotangent, what=call + " (clip_by_norm is the identity near zero, so its gradient is c)",
+                 dtype=np.float32, rtol=1e-5, atol=1e-6)
+    g = rng.standard_normal(shape).astype(np.float32)
+    norm = float(np.linalg.norm(g))
+    for bound, side in ((norm * float(rng.uniform(0.2, 0.8)), "above"), (norm * float(rng.uniform(1.2, 3.0)), "below")):
+        bound = np.float32(bound)
+        c = rng.standard_normal(shape).astype(np.float32)
+        call = (f"jax.grad(lambda g: jnp.sum(clip_by_norm(g, {bound:.4g}) * c))(g) with g of shape {shape} "
+                f"and norm {norm:.4g} ({side} max_norm)")
+        got = _run(program, [g, bound, c], call)
+        assert_close(got, _clip_vjp(g, float(bound), c).astype(np.float32), what=call, dtype=np.float32,
+                     rtol=1e-4, atol=1e-5)
 
 
 def test_huber_loss_matches_torch(learner, rng):

@@ -43,6 +43,19 @@ BASELINES = ("nnx_eager", "torch_eager")
 
 # Measured on a 2-core CPU: the lab warns before a long eager run.
 NNX_EAGER_S_PER_EPOCH_CPU = 0.86
+# NNX eager runs this many epochs and its full run is extrapolated, unless the full
+# run costs at most FULL_EAGER_S: then it runs in full (50 epochs take ~43 s, 500 ~7 min).
+EAGER_SAMPLE_EPOCHS = 20
+FULL_EAGER_S = 45.0
+
+
+def default_eager_epochs(epochs: int) -> int:
+    """Epochs NNX eager runs by default for a run of `epochs`: all of them when that takes
+    seconds, not minutes (on the reference CPU), else EAGER_SAMPLE_EPOCHS and the rest extrapolated."""
+    if epochs * NNX_EAGER_S_PER_EPOCH_CPU <= FULL_EAGER_S:
+        return epochs
+    return min(EAGER_SAMPLE_EPOCHS, epochs)
+
 PROGRESS_INTERVAL_S = 0.1
 
 

@@ -16,10 +16,9 @@ from pathlib import Path
 from rich.markup import escape
 
 from course.i18n import _
-from course.lab.api import NNX_EAGER_S_PER_EPOCH_CPU, VARIANTS, LabConfig, LabConfigError
+from course.lab.api import (EAGER_SAMPLE_EPOCHS, FULL_EAGER_S, NNX_EAGER_S_PER_EPOCH_CPU, VARIANTS, LabConfig,
+                            LabConfigError, default_eager_epochs)
 from course.lab.numbers import EXTRAPOLATED
-
-DEFAULT_EAGER_EPOCHS = 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,9 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=500,
                         help=_("epochs per variant (default: 500, as in the article)"))
     parser.add_argument("--eager-epochs", type=int, default=None, metavar="N",
-                        help=_("epochs for the slow NNX eager variant (default: {default}, or --epochs if smaller); "
-                               "its full-run time is then extrapolated and marked {mark}").format(
-                            default=DEFAULT_EAGER_EPOCHS, mark=EXTRAPOLATED))
+                        help=_("epochs for the slow NNX eager variant (default: all of --epochs when that takes "
+                               "under {seconds:.0f} s on a CPU, else {default}); a shorter run's full-run time is "
+                               "extrapolated and marked {mark}").format(
+                            seconds=FULL_EAGER_S, default=EAGER_SAMPLE_EPOCHS, mark=EXTRAPOLATED))
     parser.add_argument("--batch-size", type=int, default=32, help=_("batch size (default: 32)"))
     parser.add_argument("--seed", type=int, default=0, help=_("seed for the split, init and shuffling (default: 0)"))
     parser.add_argument("--data", metavar="PATH",
@@ -49,7 +49,7 @@ def build_config(args: argparse.Namespace) -> LabConfig:
     config = LabConfig(variants=variants, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed,
                        data_path=args.data)
     if "nnx_eager" in variants:
-        eager = args.eager_epochs if args.eager_epochs is not None else min(DEFAULT_EAGER_EPOCHS, args.epochs)
+        eager = args.eager_epochs if args.eager_epochs is not None else default_eager_epochs(args.epochs)
         if eager != args.epochs:
             config.epochs_per_variant["nnx_eager"] = eager
     config.validate()

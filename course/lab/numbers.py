@@ -85,10 +85,12 @@ def legend_lines(extrapolated: list[tuple[str, int]], epochs: int, *, app: bool 
 # One plot character per variant, in the CLI's plot and the app's: the curves
 # stay apart without colour (NO_COLOR, a dumb terminal, colour blindness).
 PLOT_MARKERS = {
-    "torch_eager": "o", "nnx_eager": "x", "nnx_jit": "+",
+    "torch_eager": "o", "nnx_eager": "x", "nnx_jit": "+", "nnx_tree": "=",
     "nnx_split_merge": "%", "linen_jit": "#", "jax_scan": "@",
 }
-SPARE_MARKERS = "&$=~"
+SPARE_MARKERS = "&$~^"
+# Columns between two marks of one series when its marks are set on top of every curve.
+MARK_SPACING = 3
 
 
 def plot_marker(variant: str, index: int = 0) -> str:
@@ -105,3 +107,31 @@ def plot_legend(variants: list[str], width: int = 80) -> str:
         else:
             lines.append(item)
     return "\n".join(lines)
+
+
+def mark_points(lengths: list[int], columns: int) -> list[list[int]]:
+    """For each series (its number of points), the indices where its mark goes on top of every curve.
+
+    Variants that train the same model on the same batches have the same losses, so a
+    curve drawn later covers an earlier one completely. After the curves, each series'
+    mark is drawn again at points of its own: the x axis is cut into slots a few columns
+    wide, and slot k belongs to series k mod n, so no two series' marks share a column
+    and every series shows. A series shorter than the axis (NNX eager's few epochs) also
+    gets its last point.
+    """
+    n = len(lengths)
+    longest = max(lengths, default=0)
+    if not n or longest == 0:
+        return [[] for _ in lengths]
+    slots = max(n, min(longest, max(1, columns) // MARK_SPACING))
+    out = []
+    for i, length in enumerate(lengths):
+        points = []
+        for k in range(i, slots, n):
+            index = int((k + 0.5) * longest / slots)
+            if index < length:
+                points.append(index)
+        if length and (not points or points[-1] != length - 1) and length < longest:
+            points.append(length - 1)
+        out.append(sorted(set(points)))
+    return out

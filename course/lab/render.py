@@ -8,7 +8,9 @@ from rich.table import Table
 
 from course.i18n import _
 from course.lab.api import LabReport, VariantResult
-from course.lab.numbers import EXTRAPOLATED, MISSING, fmt_ms, fmt_speedup, legend_lines, plot_legend, plot_marker
+from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_speedup, legend_lines, mark_points, plot_legend,
+                                plot_marker)
+from course.lab.variants import ladder_lines
 
 
 def _num(value: float | None, fmt: str) -> str:
@@ -59,19 +61,22 @@ def outcome_table(report: LabReport) -> Table:
     return table
 
 
+def batches_line(report: LabReport) -> str:
+    return _("Batches: {steps} batches of {batch} passengers per epoch; the ragged last {dropped} of {n} "
+             "passengers are dropped in every variant (one batch shape, one compile) and the data is reshuffled "
+             "each epoch.").format(steps=report.steps_per_epoch, batch=report.config.batch_size,
+                                   dropped=report.dropped_per_epoch, n=report.n_train)
+
+
 def legend(report: LabReport) -> list[str]:
     """What the columns mean; the same words as the app's legend."""
     return legend_lines([(r.variant, r.epochs) for r in report.results if r.extrapolated], report.config.epochs)
 
 
 def notes(report: LabReport) -> list[str]:
-    lines = [
-        _("Variants: {variants}.").format(variants="; ".join(f"{r.variant} = {r.label}" for r in report.results)),
-        _("Batches: {steps} of {batch} per epoch; the ragged last {dropped} of {n} passengers are dropped in "
-          "every variant (one batch shape, one compile) and the data is reshuffled each epoch.").format(
-            steps=report.steps_per_epoch, batch=report.config.batch_size, dropped=report.dropped_per_epoch,
-            n=report.n_train),
-    ]
+    lines = [_("The variants, one line each:")]
+    lines += ["  " + escape(line) for line in ladder_lines([r.variant for r in report.results])]
+    lines.append(batches_line(report))
     lines += legend(report)
     if any(r.variant == "torch_eager" for r in report.results) and report.hardware.torch_device == "cpu":
         lines.append(_("PyTorch runs on 1 CPU thread: in one process with JAX's CPU runtime, more threads "
@@ -101,6 +106,10 @@ def loss_plot(results: list[VariantResult], width: int, height: int = 18, *, col
     plt.theme("clear")
     for i, r in enumerate(shown):
         plt.plot(list(range(1, len(r.losses) + 1)), r.losses, marker=plot_marker(r.variant, i))
+    # Curves that coincide (same model, same batches) hide each other: every series' mark again, on top.
+    for i, (r, points) in enumerate(zip(shown, mark_points([len(r.losses) for r in shown], max(40, width) - 12))):
+        if points:
+            plt.scatter([p + 1 for p in points], [r.losses[p] for p in points], marker=plot_marker(r.variant, i))
     # English on purpose: plotext lays out one character per cell, and a double-width
     # Japanese title would shift the plot's frame.
     plt.title("Training loss per epoch")

@@ -24,7 +24,8 @@ Write them in JAX so that they compile with `jax.jit`, where the values of
 1. `clip_by_norm(g, max_norm) -> jax.Array`
    `g`: float32 array of any shape; `max_norm`: positive float. If the L2 norm
    of all of `g` is above `max_norm`, `g` rescaled to have norm `max_norm`,
-   otherwise `g` unchanged. Same shape and dtype as `g`.
+   otherwise `g` unchanged. Same shape and dtype as `g`. Its gradient must be
+   finite everywhere, at `g` = 0 too (lesson 3: the double `where`).
 
 2. `huber_loss(pred, target, delta) -> jax.Array`
    `pred`, `target`: float32 arrays of the same shape; `delta`: positive float.
@@ -33,7 +34,9 @@ Write them in JAX so that they compile with `jax.jit`, where the values of
 
 What is checked: both functions called under `jax.jit` (every argument
 traced) on random inputs of several shapes, on both sides of each branch,
-compared with the reference (and `huber_loss` with PyTorch's `F.huber_loss`).
+compared with the reference (and `huber_loss` with PyTorch's `F.huber_loss`);
+and the gradient of `clip_by_norm` under `jax.jit`, at `g` = 0 and on both
+sides of the threshold.
 """
 
 import jax

@@ -1,12 +1,16 @@
-"""jit_branch with lax.cond for the scalar branch and a clipped quadratic for Huber."""
+"""jit_branch with lax.cond for the scalar branch (the norm taken inside the branch that runs) and a clipped quadratic for Huber."""
 
 import jax
 import jax.numpy as jnp
 
 
 def clip_by_norm(g, max_norm):
-    norm = jnp.sqrt(jnp.sum(g * g))
-    return jax.lax.cond(norm > max_norm, lambda v: v * (max_norm / norm), lambda v: v, g)
+    # Under jax.grad, lax.cond differentiates only the branch it takes: at g = 0 that is
+    # the identity, and the sqrt in the other branch never meets its zero.
+    def rescale(v):
+        return v * (max_norm / jnp.sqrt(jnp.sum(v * v)))
+
+    return jax.lax.cond(jnp.sum(g * g) > max_norm**2, rescale, lambda v: v, g)
 
 
 def huber_loss(pred, target, delta):

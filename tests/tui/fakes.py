@@ -34,7 +34,7 @@ class FakeResult:
 
 
 FAKE_HARDWARE = Hardware("cpu", ["cpu:0 cpu"], "cpu", "JAX on CPU (1 device: cpu); PyTorch on cpu; 2 CPU cores", 2)
-FAKE_MS = {"torch_eager": 21.4, "nnx_eager": 860.0, "nnx_jit": 27.6, "nnx_split_merge": 4.8,
+FAKE_MS = {"torch_eager": 21.4, "nnx_eager": 860.0, "nnx_jit": 27.6, "nnx_tree": 6.0, "nnx_split_merge": 4.8,
            "linen_jit": 2.0, "jax_scan": 0.38}
 
 

@@ -163,17 +163,17 @@ async def test_r_works_as_soon_as_the_lab_opens(workspace):
         await pilot.press("r")  # before the variants are even listed
         await settle(pilot)
         assert app.lab_reports, "r on entering the lab started nothing"
-        assert [r.status for r in app.lab_reports[-1].results] == ["ok"] * 6
+        assert [r.status for r in app.lab_reports[-1].results] == ["ok"] * 7
 
 
 async def test_enter_in_a_field_starts_the_run(workspace):
     app = JaxlingsApp(FakeLabServices())
     async with app.run_test(size=(80, 24)) as pilot:
-        lab = await open_lab(pilot, ["nnx_eager", "nnx_jit"], 30)
+        lab = await open_lab(pilot, ["nnx_eager", "nnx_jit"], 300)
         lab.query_one("#lab-eager-epochs").focus()
         await pilot.press("enter")
         await settle(pilot)
-        assert [r.epochs for r in app.lab_reports[-1].results] == [20, 30]
+        assert [r.epochs for r in app.lab_reports[-1].results] == [20, 300]
 
 
 async def test_a_bad_setting_is_explained_beside_its_field_and_nothing_runs(workspace):
@@ -241,3 +241,52 @@ async def test_saved_results_go_under_dot_jaxlings_and_say_where(workspace):
         said = str(app.screen.query_one("#lab-saved").render())
         assert said.startswith("Saved to .jaxlings/lab/results-")
         assert (workspace / said.removeprefix("Saved to ")) in saved
+
+
+async def test_a_short_run_gives_nnx_eager_every_epoch_until_the_learner_sets_it(workspace):
+    from course.lab.api import FULL_EAGER_S, NNX_EAGER_S_PER_EPOCH_CPU
+
+    full = int(FULL_EAGER_S / NNX_EAGER_S_PER_EPOCH_CPU)
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await open_lab(pilot, ["nnx_eager", "nnx_jit"], 50)
+        eager = lab.query_one("#lab-eager-epochs")
+        assert eager.value == "50"  # seconds of eager NNX: run in full, not extrapolated
+        lab.query_one("#lab-epochs").value = str(full + 1)
+        assert eager.value == "20"
+        await pilot.press("r")
+        await settle(pilot)
+        assert [(r.epochs, r.extrapolated) for r in app.lab_reports[-1].results] == [(20, True), (full + 1, False)]
+        lab.query_one("#lab-epochs").value = "40"
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert [(r.epochs, r.extrapolated) for r in app.lab_reports[-1].results] == [(40, False), (40, False)]
+        # A number the learner types is kept whatever Epochs becomes.
+        eager.focus()
+        await pilot.press("backspace", "backspace", "7")
+        lab.query_one("#lab-epochs").value = "30"
+        await settle(pilot)
+        assert eager.value == "7"
+
+
+async def test_the_lab_at_80_columns_names_every_variant_in_full_with_its_rung(workspace):
+    from course.lab.api import VARIANTS
+    from course.lab.variants import REGISTRY
+    from course.i18n import _
+
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await run_fake(pilot, list(VARIANTS), 40)
+        selection = lab.query_one("#lab-variants")
+        room = selection.content_region.width - 4  # the checkbox and its padding
+        prompts = [str(selection.get_option_at_index(i).prompt) for i in range(selection.option_count)]
+        assert prompts == list(VARIANTS) and max(map(len, prompts)) <= room
+        key = str(lab.query_one("#lab-ladder").render())
+        table = lab.query_one("#lab-table")
+        shown = "\n".join(table.render_line(y).text for y in range(table.size.height))
+        for variant in VARIANTS:
+            # The names in the list and the table are the ladder's, each with its one line.
+            assert variant in shown
+            line = next(line for line in key.splitlines() if line.split()[:1] == [variant])
+            assert _(REGISTRY[variant].rung) in line

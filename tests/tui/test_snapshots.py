@@ -106,6 +106,18 @@ def test_training_lab_results_at_80_columns(workspace, snap_compare):
     assert snap_compare(app(), terminal_size=(80, 24), run_before=ready)
 
 
+def test_training_lab_setup_at_80_columns(workspace, snap_compare):
+    # Every variant's checkbox shows its whole name, and the ladder under the headline is their key.
+    async def ready(pilot):
+        await settle(pilot)
+        pilot.app.open_lab()
+        await settle(pilot)
+        no_blink(pilot.app)
+        await settle(pilot)
+
+    assert snap_compare(app(), terminal_size=(80, 24), run_before=ready)
+
+
 def test_help(workspace, snap_compare):
     async def ready(pilot):
         await settle(pilot)

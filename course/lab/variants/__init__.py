@@ -2,12 +2,18 @@
 returning the logits of the test passengers; it builds the 9→64→1 ReLU MLP,
 trains it with binary cross-entropy on logits and Adam, and sets the clock
 marks on `ctx` (see `course.lab.context`).
+
+The registry's order is the ladder the lab shows, from the article's PyTorch
+loop to the fully fused one; `VariantInfo.rung` says in one line what each rung
+does differently (the lab prints those lines as the key to the names).
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+
+from course.i18n import N_
 
 
 @dataclass(frozen=True)
@@ -18,28 +24,48 @@ class VariantInfo:
     input_path: str
     # False for eager code: nothing is compiled, so there is no compile time to show.
     compiled: bool = True
+    # One line on what this rung of the ladder changes (marked for translation; shown with `_()`).
+    rung: str = ""
 
 
 REGISTRY: dict[str, VariantInfo] = {
     "torch_eager": VariantInfo(
         "PyTorch nn.Module, eager loop", "course.lab.variants.torch_eager", "train",
-        "DataLoader", compiled=False),
+        "DataLoader", compiled=False,
+        rung=N_("PyTorch eager: the article's starting point")),
     "nnx_eager": VariantInfo(
         "Flax NNX, eager (no jit)", "course.lab.variants.nnx_mlp", "train_eager",
-        "DataLoader+NumPy collate", compiled=False),
+        "DataLoader+NumPy collate", compiled=False,
+        rung=N_("NNX, no jit: each JAX op dispatched from Python")),
     "nnx_jit": VariantInfo(
         "Flax NNX, @nnx.jit step", "course.lab.variants.nnx_mlp", "train_nnx_jit",
-        "NumPy"),
+        "NumPy",
+        rung=N_("@nnx.jit: compiled, but a Python graph walk per call")),
+    "nnx_tree": VariantInfo(
+        "Flax NNX, tree mode: nnx.jit_partial", "course.lab.variants.nnx_mlp", "train_tree",
+        "NumPy",
+        rung=N_("tree mode (graph=False): state flattened once, no walk")),
     "nnx_split_merge": VariantInfo(
         "Flax NNX, split/merge + jax.jit", "course.lab.variants.nnx_mlp", "train_split_merge",
-        "NumPy"),
+        "NumPy",
+        rung=N_("split once, jax.jit on the state: no NNX work per call")),
     "linen_jit": VariantInfo(
         "Flax Linen, jax.jit step", "course.lab.variants.linen_mlp", "train",
-        "NumPy"),
+        "NumPy",
+        rung=N_("Linen: plain parameter pytrees, jax.jit on the step")),
     "jax_scan": VariantInfo(
         "lax.scan over batches and epochs", "course.lab.variants.scan_loop", "train",
-        "on device"),
+        "on device",
+        rung=N_("lax.scan over the whole loop: no Python per step")),
 }
+
+
+def ladder_lines(names: list[str]) -> list[str]:
+    """`nnx_tree         tree mode (graph=False): ...`: what each variant's rung changes, one line each."""
+    from course.i18n import _
+
+    width = max((len(n) for n in names), default=0)
+    return [f"{name:<{width}}  {_(REGISTRY[name].rung)}" for name in names if name in REGISTRY]
 
 
 def load(name: str):

@@ -22,8 +22,10 @@ from textual.reactive import reactive
 from textual.widgets import Button, DataTable, Header, Input, Label, ProgressBar, SelectionList, Static
 from textual.widgets.data_table import ColumnKey
 
+from course.lab.api import FULL_EAGER_S, default_eager_epochs
 from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_seconds, fmt_speedup, legend_lines,
                                 plot_legend)
+from course.lab.variants import ladder_lines
 from course.i18n import N_, _
 from course.tui.screens.base import CourseScreen
 from course.tui.widgets.footer import CourseFooter
@@ -31,9 +33,10 @@ from course.tui.widgets.loss_plot import LossPlot
 
 # The article's headline: the same NNX model with and without @nnx.jit.
 EAGER, JITTED = "nnx_eager", "nnx_jit"
-# Eager NNX runs ~1 s per epoch on a laptop CPU: by default only a few epochs
-# are run and the rest extrapolated, so a first run takes a minute, not seven.
-EAGER_EPOCHS = 20
+# Eager NNX runs ~1 s per epoch on a laptop CPU: by default a long run gives it only a
+# few epochs and extrapolates the rest, so a first run takes a minute, not seven; a short
+# one runs it in full (`default_eager_epochs`), until the learner types a number there.
+EPOCHS = 500
 INTRO = N_("Choose variants and epochs, then Run (r or Enter). Each variant trains the article's "
            "Titanic MLP (9→64→1, Adam 1e-3, batch 32).")
 MAX_EPOCHS = 100_000
@@ -178,6 +181,8 @@ class LabScreen(CourseScreen):
         self.hardware: str | None = None
         # The headline's message and values, kept so it can be said again in another language.
         self._headline_said: tuple[str | None, dict[str, Any]] = (INTRO, {})
+        # The eager field follows Epochs (default_eager_epochs) until the learner edits it.
+        self._eager_auto: str | None = str(default_eager_epochs(EPOCHS))
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -188,12 +193,12 @@ class LabScreen(CourseScreen):
                     with Horizontal(id="lab-fields"):
                         with Vertical(classes="lab-field"):
                             yield Label(_("Epochs"), id="lab-epochs-label")
-                            yield Input("500", type="integer", id="lab-epochs")
+                            yield Input(str(EPOCHS), type="integer", id="lab-epochs")
                             yield Static("", id="lab-epochs-note", classes="lab-note")
                         with Vertical(classes="lab-field"):
                             yield Label(_("Eager NNX epochs"), id="lab-eager-label")
                             yield Input(
-                                str(EAGER_EPOCHS), type="integer", id="lab-eager-epochs",
+                                self._eager_auto, type="integer", id="lab-eager-epochs",
                                 tooltip=self._eager_tooltip(),
                             )
                             yield Static("", id="lab-eager-note", classes="lab-note")
@@ -203,6 +208,7 @@ class LabScreen(CourseScreen):
             with VerticalScroll(id="lab-out"):
                 yield Static(_("Detecting hardware…"), id="lab-hardware")
                 yield Static(_(INTRO), id="lab-headline")
+                yield Static("", id="lab-ladder")
                 yield Vertical(id="lab-rows")
                 yield DataTable(id="lab-table", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="lab-legend")
@@ -215,7 +221,8 @@ class LabScreen(CourseScreen):
     def _eager_tooltip() -> str:
         return _("Epochs actually run for NNX eager (about a second each on a CPU); "
                  "its full-run time is extrapolated and marked {mark}. "
-                 "Same as Epochs for a full run.").format(mark=EXTRAPOLATED)
+                 "Same as Epochs for a full run, which it is by default when that takes under {seconds:.0f} s."
+                 ).format(mark=EXTRAPOLATED, seconds=FULL_EAGER_S)
 
     def on_mount(self) -> None:
         self.sub_title = _("Training lab")
@@ -225,6 +232,8 @@ class LabScreen(CourseScreen):
             shown = _(label)
             table.add_column(shown if label == "Variant" else Text(shown, justify="right"), width=width, key=label)
         table.display = False
+        self.watch(self.query_one("#lab-epochs", Input), "value", self._epochs_set, init=False)
+        self.watch(self.query_one("#lab-eager-epochs", Input), "value", self._eager_set, init=False)
         self.query_one("#lab-variants").loading = True
         self._validate()
         self.set_interval(0.5, self._replot)
@@ -241,11 +250,20 @@ class LabScreen(CourseScreen):
         self.variants = event.variants
         selection = self.query_one("#lab-variants", SelectionList)
         selection.loading = False
-        selection.add_options([(label, name, True) for name, label in event.variants.items()])
+        # The names the table and the ladder below use: they fit 80 columns, the labels do not.
+        selection.add_options([(name, name, True) for name in event.variants])
+        self._show_ladder()
         self.refresh_bindings()
         if self._run_when_ready:
             self._run_when_ready = False
             await self.action_run()
+
+    def _show_ladder(self) -> None:
+        """What each variant is, one line each: the key to the names in the list and the table."""
+        if self.variants:
+            lines = [_("The variants, one line each:")]
+            lines += ladder_lines(list(self.variants))
+            self.query_one("#lab-ladder", Static).update(Text("\n".join(lines)))
 
     def on_lab_screen_hardware_found(self, event: HardwareFound) -> None:
         self.hardware = event.summary
@@ -272,6 +290,7 @@ class LabScreen(CourseScreen):
         self.query_one("#lab-run", Button).label = _("Run")
         self.query_one("#lab-stop", Button).label = _("Stop")
         self._show_hardware()
+        self._show_ladder()
         self._fit_columns()
         self._validate()
         self.query_one(LossPlot).language_changed()
@@ -332,6 +351,20 @@ class LabScreen(CourseScreen):
     @on(Input.Changed)
     def _field_changed(self) -> None:
         self._validate()
+
+    # Watchers, not Changed messages: they run as the value is set, so a value set right
+    # after another (by a test, or by this screen) is never overtaken by a stale message.
+    def _epochs_set(self, value: str) -> None:
+        if self._eager_auto is None:
+            return
+        epochs, _why = parse_epochs(value, MAX_EPOCHS)
+        if epochs is not None:
+            self._eager_auto = str(default_eager_epochs(epochs))
+            self.query_one("#lab-eager-epochs", Input).value = self._eager_auto
+
+    def _eager_set(self, value: str) -> None:
+        if value != self._eager_auto:
+            self._eager_auto = None  # the learner's number from now on
 
     # -- run ------------------------------------------------------------------------
     async def action_run(self) -> None:

@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from textual_plotext import PlotextPlot
 
 from course.i18n import _
-from course.lab.numbers import plot_marker
+from course.lab.numbers import mark_points, plot_marker
 
 
 class LossPlot(PlotextPlot):
@@ -43,6 +43,12 @@ class LossPlot(PlotextPlot):
         # The title names the epoch axis already; the top border has room for nothing more.
         self.border_title = None if narrow else title
         self.set_class(not narrow, "-titled")
-        for i, (variant, losses) in enumerate(self._curves.items()):
+        curves = list(self._curves.items())
+        for i, (variant, losses) in enumerate(curves):
             plt.plot(list(range(1, len(losses) + 1)), losses, marker=plot_marker(variant, i))
+        # Coinciding curves hide each other: every series' mark again, on top (see mark_points).
+        marks = mark_points([len(losses) for _variant, losses in curves], max(20, self.size.width - 12))
+        for i, ((variant, losses), points) in enumerate(zip(curves, marks)):
+            if points:
+                plt.scatter([p + 1 for p in points], [losses[p] for p in points], marker=plot_marker(variant, i))
         self.refresh()
