@@ -80,6 +80,16 @@ def _catalog():
         return None
 
 
+def _named_or_current(catalog, name: str | None, command: str):
+    """(exercise, None) for `name`, or the current exercise when no name was given; else
+    (None, exit code): 0 when nothing is pending (already said), 2 for an unknown name."""
+    if name is None:
+        ex = _current(catalog, command)
+        return ex, EXIT_OK
+    ex = _exercise(catalog, name)
+    return ex, EXIT_USAGE
+
+
 def _current(catalog, verb: str):
     """The next pending exercise, said aloud for a command that was given none; None when all are done."""
     from course.progress import Progress
@@ -296,14 +306,9 @@ def cmd_hint(args: argparse.Namespace) -> int:
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
-    if args.name is None:
-        ex = _current(catalog, "hint")
-        if ex is None:
-            return EXIT_OK
-    else:
-        ex = _exercise(catalog, args.name)
-        if ex is None:
-            return EXIT_USAGE
+    ex, code = _named_or_current(catalog, args.name, "hint")
+    if ex is None:
+        return code
     progress = Progress.load()
     _warn(progress)
     already = progress.hint_level(ex.name)
@@ -336,14 +341,9 @@ def cmd_reset(args: argparse.Namespace) -> int:
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
-    if args.name is None:
-        ex = _current(catalog, "reset")
-        if ex is None:
-            return EXIT_OK
-    else:
-        ex = _exercise(catalog, args.name)
-        if ex is None:
-            return EXIT_USAGE
+    ex, code = _named_or_current(catalog, args.name, "reset")
+    if ex is None:
+        return code
     target = ex.exercise_path()
     if args.name is None:
         # Named by nobody: say which one before asking (or before --yes acts).
