@@ -16,15 +16,15 @@ from course.i18n import LANGUAGES, N_, _, normalize, resolve_language, set_langu
 
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "list": ("course.commands", N_("show lessons, exercises and your progress")),
-    "check": ("course.commands", N_("check an exercise (default: the next pending one)")),
-    "watch": ("course.commands", N_("re-check the current exercise every time you save it")),
-    "hint": ("course.commands", N_("show the next hint for an exercise")),
-    "reset": ("course.commands", N_("restore an exercise's starter file (your code is kept in .jaxlings/backups/)")),
-    "solution": ("course.commands", N_("show the reference solution (after a pass)")),
-    "verify": ("course.commands", N_("check every exercise")),
-    "doctor": ("course.commands", N_("check the course manifest and your set-up")),
-    "lesson": ("course.commands", N_("print a lesson in the terminal")),
+    "list": ("course.shell.commands", N_("show lessons, exercises and your progress")),
+    "check": ("course.shell.commands", N_("check an exercise (default: the next pending one)")),
+    "watch": ("course.shell.watching", N_("re-check the current exercise every time you save it")),
+    "hint": ("course.shell.commands", N_("show the next hint for an exercise")),
+    "reset": ("course.shell.commands", N_("restore an exercise's starter file (your code is kept in .jaxlings/backups/)")),
+    "solution": ("course.shell.commands", N_("show the reference solution (after a pass)")),
+    "verify": ("course.shell.commands", N_("check every exercise")),
+    "doctor": ("course.shell.commands", N_("check the course manifest and your set-up")),
+    "lesson": ("course.shell.commands", N_("print a lesson in the terminal")),
     "train": ("course.lab.cli", N_("the training lab: PyTorch vs JAX, with and without jit")),
     "grade": ("course.grader.cli", N_("grade many learners' submissions (instructors)")),
 }
@@ -50,14 +50,14 @@ class CellWidthHelpFormatter(argparse.HelpFormatter):
     character takes two cells, and may end a line where no space is."""
 
     def _split_lines(self, text: str, width: int) -> list[str]:
-        from course.terminal import wrap_cells
+        from course.shell.terminal import wrap_cells
 
         if text.isascii():
             return super()._split_lines(text, width)
         return wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        from course.terminal import wrap_cells
+        from course.shell.terminal import wrap_cells
 
         if text.isascii():
             return super()._fill_text(text, width, indent)

@@ -140,7 +140,7 @@ def test_watch_speaks_japanese(course, tmp_path):
 
     from course.catalog import load_catalog
     from course.engine.runner import CheckSession
-    from course.watching import WatchLoop
+    from course.shell.watching import WatchLoop
 
     root, ws = course
     (ws / "exercises" / "01_basics" / "scale.py").write_text(WRONG)

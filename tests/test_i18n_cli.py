@@ -129,7 +129,7 @@ def test_watch_key_help_and_messages_in_japanese(course, tmp_path):
     
     from course.catalog import load_catalog
     from course.engine.runner import CheckOutcome, ExerciseResult
-    from course.watching import WatchLoop
+    from course.shell.watching import WatchLoop
 
     root, _ws = course
     catalog = load_catalog(root)
@@ -160,7 +160,7 @@ def test_watch_key_help_and_messages_in_japanese(course, tmp_path):
 
 
 def test_the_elapsed_line_in_japanese():
-    from course.terminal import _ElapsedLine
+    from course.shell.terminal import _ElapsedLine
 
     clock = iter([0.0, 4.2]).__next__
     i18n.set_language("ja")
@@ -265,7 +265,7 @@ def test_headlines_and_summaries_follow_the_language():
 
 
 def test_the_failure_report_drops_a_japanese_seed_line_from_each_check():
-    from course.commands import failure_report
+    from course.shell.commands import failure_report
     from course.engine.checking import seed_line
     from course.engine.runner import CheckOutcome, ExerciseResult
 
@@ -421,7 +421,7 @@ def test_japanese_help_wraps_by_cells_at_80_columns(course, capsys, monkeypatch,
 
 
 def test_wrap_cells_breaks_beside_wide_characters_and_never_before_a_comma():
-    from course.terminal import wrap_cells
+    from course.shell.terminal import wrap_cells
 
     lines = wrap_cells("あいうえおかきくけこ、さしすせそ PyTorch と JAX", 11)
     assert all(cell_len(line) <= 11 for line in lines)

@@ -15,7 +15,7 @@ from course import i18n
 from course.catalog import load_catalog
 from course.cli import main
 from course.engine.runner import CheckOutcome, ExerciseResult
-from course.watching import WatchLoop
+from course.shell.watching import WatchLoop
 from test_watch import Script
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from course.catalog import load_catalog
 from course.engine.runner import CheckOutcome, ExerciseResult
-from course.watching import WatchLoop
+from course.shell.watching import WatchLoop
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
 
@@ -175,7 +175,7 @@ def test_single_keys_restores_the_terminal_even_after_an_error():
     import pty
     import termios
 
-    from course.terminal import single_keys
+    from course.shell.terminal import single_keys
 
     master, slave = pty.openpty()
     try:
@@ -347,7 +347,7 @@ def test_verify_shows_which_check_runs_on_a_terminal(tmp_path):
 
 
 def test_arrow_keys_are_not_letters():
-    from course.watching import plain_keys
+    from course.shell.watching import plain_keys
 
     assert plain_keys("h") == ["h"]
     assert plain_keys("\x1b[C\x1b[D\x1bOAq") == ["q"]  # right, left, up (application mode), then q

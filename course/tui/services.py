@@ -178,7 +178,7 @@ class Services:
         return load_lesson(path)
 
     def restore_starter(self, exercise) -> None:
-        from course import commands
+        from course.shell import commands
 
         commands.restore_starter(exercise)
 

@@ -59,13 +59,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _console() -> Console:
-    from course.terminal import ShellConsole
+    from course.shell.terminal import ShellConsole
 
     return ShellConsole(highlight=False)
 
 
 def _err(message: str) -> None:
-    from course.terminal import ShellConsole
+    from course.shell.terminal import ShellConsole
 
     ShellConsole(stderr=True, highlight=False, soft_wrap=True).print(_("[bold red]error:[/] {message}").format(message=escape(message)))
 
@@ -102,7 +102,7 @@ def _current(catalog, verb: str):
 
 
 def _exercise(catalog, name: str):
-    from course.lookup import NotFound, find_exercise
+    from course.shell.lookup import NotFound, find_exercise
 
     try:
         return find_exercise(catalog, name)
@@ -153,7 +153,7 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
     from rich.panel import Panel
     from rich.text import Text
 
-    from course.terminal import safe_text
+    from course.shell.terminal import safe_text
 
     style = "green" if result.passed else "red"
     # The message opens with the cause in words; the title says where and which way.
@@ -391,7 +391,7 @@ def cmd_solution(args: argparse.Namespace) -> int:
     except OSError as e:
         _err(_("cannot read the solution: {error}").format(error=e))
         return EXIT_FAIL
-    from course.terminal import safe_text
+    from course.shell.terminal import safe_text
     from course.workspace import NotUtf8Error, read_source
 
     mine_path = ex.exercise_path()
@@ -431,7 +431,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
-    from course.terminal import can_redraw
+    from course.shell.terminal import can_redraw
 
     console = _console()
     live_line = can_redraw(Console(stderr=True))
@@ -599,7 +599,7 @@ def cmd_lesson(args: argparse.Namespace) -> int:
     catalog = _catalog()
     if catalog is None:
         return EXIT_USAGE
-    from course.lookup import NotFound, find_lesson
+    from course.shell.lookup import NotFound, find_lesson
 
     try:
         lesson = find_lesson(catalog, args.name)
@@ -682,52 +682,8 @@ def _paged(console: Console, enabled: bool):
     return console.pager(_CommandPager(), styles=True)
 
 
-# -- watch ----------------------------------------------------------------------------
-
-
-def cmd_watch(args: argparse.Namespace) -> int:
-    from course.engine.runner import CheckSession, workspace_compile_cache
-    from course.progress import Progress
-    from course.terminal import single_keys
-    from course.watching import FileWatcher, WatchLoop, read_keys
-
-    catalog = _catalog()
-    if catalog is None:
-        return EXIT_USAGE
-    if args.name:
-        ex = _exercise(catalog, args.name)
-        if ex is None:
-            return EXIT_USAGE
-    else:
-        ex = Progress.load().next_pending(catalog)
-        if ex is None:
-            _console().print(_("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all."))
-            return EXIT_OK
-    from course.engine.runner import draw_seed
-
-    try:
-        draw_seed()  # a bad JAXLINGS_SEED is a usage error now, not a crash at the first check
-    except ValueError as e:
-        _err(str(e))
-        return EXIT_USAGE
-    console = _console()
-    _isolation_notice()
-    with CheckSession(compile_cache=workspace_compile_cache()) as session, single_keys() as keys:
-        loop = WatchLoop(
-            catalog, ex,
-            check=session.run,
-            console=console,
-            keys=keys,
-            watch=lambda path, events: FileWatcher(path, events, poll=args.poll).start(),
-            checking=_checking_line,
-        )
-        if keys:
-            read_keys(sys.stdin.fileno(), loop.events)
-        return loop.run()
-
-
 def _checking_line(exercise: Any, label: str | None = None):
     """The live "checking NAME… 4 s (your code may run 30 s)" line on stderr (nothing when stderr is not a terminal)."""
-    from course.terminal import budget_of, elapsed_line
+    from course.shell.terminal import budget_of, elapsed_line
 
     return elapsed_line(label or exercise.name, budget_of(exercise))

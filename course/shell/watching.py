@@ -16,6 +16,7 @@ tests drive the loop with no timing at all.
 
 from __future__ import annotations
 
+import argparse
 import os
 import queue
 import threading
@@ -28,7 +29,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from course.i18n import N_, _
-from course.terminal import can_redraw, safe_text
+from course.shell.terminal import can_redraw, safe_text
 
 POLL_SECONDS = 1.0
 KEYS_HELP = {"n": N_("next"), "h": N_("hint"), "l": N_("list"), "c": N_("check again"), "q": N_("quit")}
@@ -294,7 +295,7 @@ class WatchLoop:
             self._say(f"[red]{escape(warning)}[/]", markup=True)
 
     def _show(self, result: Any) -> None:
-        from course.commands import print_result
+        from course.shell.commands import print_result
 
         console = self.console
         names = [e.name for e in self.catalog.exercises]
@@ -341,8 +342,68 @@ class WatchLoop:
             self.console.print("[dim]" + _("That was the last hint.") + "[/]")
 
     def _list(self) -> None:
-        from course.commands import print_list
+        from course.shell.commands import print_list
         from course.progress import Progress
 
         print_list(self.console, self.catalog, Progress.load(self.progress_path), current=self.exercise.name)
         self._help()
+
+
+# -- the command ------------------------------------------------------------------------
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """`jaxlings watch`: check the exercise every time it is saved (the shell's commands stand
+    below this module: watch uses them, they never use watch)."""
+    import sys
+
+    from course.shell.commands import (EXIT_OK, EXIT_USAGE, _catalog, _checking_line, _console, _err,
+                                       _exercise, _isolation_notice)
+    from course.engine.runner import CheckSession, workspace_compile_cache
+    from course.progress import Progress
+    from course.shell.terminal import single_keys
+
+    catalog = _catalog()
+    if catalog is None:
+        return EXIT_USAGE
+    if args.name:
+        ex = _exercise(catalog, args.name)
+        if ex is None:
+            return EXIT_USAGE
+    else:
+        ex = Progress.load().next_pending(catalog)
+        if ex is None:
+            _console().print(_("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all."))
+            return EXIT_OK
+    from course.engine.runner import draw_seed
+
+    try:
+        draw_seed()  # a bad JAXLINGS_SEED is a usage error now, not a crash at the first check
+    except ValueError as e:
+        _err(str(e))
+        return EXIT_USAGE
+    console = _console()
+    _isolation_notice()
+    with CheckSession(compile_cache=workspace_compile_cache()) as session, single_keys() as keys:
+        loop = WatchLoop(
+            catalog, ex,
+            check=session.run,
+            console=console,
+            keys=keys,
+            watch=lambda path, events: FileWatcher(path, events, poll=args.poll).start(),
+            checking=_checking_line,
+        )
+        if keys:
+            read_keys(sys.stdin.fileno(), loop.events)
+        return loop.run()
+
+
+def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
+    """`jaxlings watch`'s arguments: the same exercise argument as `check`, and `--poll`."""
+    from course.shell.commands import add_arguments as shell_arguments
+
+    shell_arguments(parser, name)
+
+
+def run(args: argparse.Namespace) -> int:
+    return cmd_watch(args)
