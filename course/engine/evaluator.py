@@ -339,6 +339,15 @@ def shared() -> Evaluator:
         return _SHARED
 
 
+def close_shared() -> None:
+    """End this process's evaluator, if it has one (a check server cooling or ending): the next
+    program read or run starts a fresh one."""
+    with _SHARED_LOCK:
+        evaluator = _SHARED
+    if evaluator is not None:
+        evaluator.close()
+
+
 def use_isolation(isolation: Any) -> None:
     """Run this process's evaluator under `isolation` (a check session's sandbox policy;
     None for a plain process). A running evaluator of another policy is ended."""

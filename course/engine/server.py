@@ -228,6 +228,9 @@ class Server:
             if self.session is not None:
                 self.session.close()  # its warm children end here, before this process changes or ends
                 self.session = None
+            evaluator = sys.modules.get("course.engine.evaluator")
+            if evaluator is not None:
+                evaluator.close_shared()  # so does the evaluator: a cool server holds no child
             if cooled:
                 self._cool(sock, lock)  # returns only if re-executing failed
             sock.close()
