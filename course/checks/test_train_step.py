@@ -19,7 +19,7 @@ MODEL_SIZES = [(4, 8), (9, 16)]
 BATCH_SIZES = [16, 32]
 
 
-def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init):
+def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init, sgd=False):
     import jax
     import jax.numpy as jnp
     from flax import nnx
@@ -43,7 +43,20 @@ def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init):
     losses = []
     for x, y in zip(xs, ys):
         losses.append(module.train_step(model, optimizer, jnp.asarray(x), jnp.asarray(y)))
-    return {"losses": losses, "params": nnx.to_pure_dict(nnx.state(model, nnx.Param))}
+    out = {"losses": losses, "params": nnx.to_pure_dict(nnx.state(model, nnx.Param))}
+    if sgd:
+        # The same step with the check's own plain-SGD optimizer in place of the learner's:
+        # Adam hides a gradient's scale, SGD's update is the gradient itself.
+        import optax
+
+        plain = nnx.eval_shape(lambda: MLP(d_in, hidden, rngs=nnx.Rngs(seed)))
+        state = nnx.state(plain, nnx.Param)
+        nnx.replace_by_pure_dict(state, init)
+        nnx.update(plain, state)
+        module.train_step(plain, nnx.Optimizer(plain, optax.sgd(learning_rate), wrt=nnx.Param),
+                          jnp.asarray(xs[0]), jnp.asarray(ys[0]))
+        out["sgd_params"] = nnx.to_pure_dict(nnx.state(plain, nnx.Param))
+    return out
 
 
 def _batches(rng, n_steps, d_in):
@@ -74,12 +87,12 @@ def _dead_unit(params):
             "linear2.kernel[0]": np.asarray(params["linear2"]["kernel"])[0]}
 
 
-def _run_both(learner, reference, rng, seed, n_steps):
+def _run_both(learner, reference, rng, seed, n_steps, sgd=False):
     d_in, hidden = MODEL_SIZES[int(rng.integers(len(MODEL_SIZES)))]
     lr = float(10 ** rng.uniform(-2.5, -1.5))
     xs, ys = _batches(rng, n_steps, d_in)
     init = _init(rng, d_in, hidden)
-    got, want = side_by_side(learner, reference).probe(probe_steps, d_in, hidden, seed, lr, xs, ys, init)
+    got, want = side_by_side(learner, reference).probe(probe_steps, d_in, hidden, seed, lr, xs, ys, init, sgd)
     if "error" in got:
         fail(got["error"] + ".")
     where = f"MLP({d_in}, {hidden}), make_optimizer(model, {lr:.3g}), {n_steps} train_step call(s)"
@@ -93,14 +106,51 @@ def _run_both(learner, reference, rng, seed, n_steps):
                  f"gradients, moved from {before[name]!r:.80} to {after[name]!r:.80}. Adam leaves weights "
                  "without gradient exactly where they are; weight decay (AdamW, add_decayed_weights) moves "
                  "them. Use optax.adam(learning_rate).")
+    if sgd:
+        where = (where, init, len(xs[0]))
     return got, want, where
 
 
+def _flat(params):
+    return np.concatenate([np.ravel(np.asarray(params[layer][name], np.float64))
+                           for layer in ("linear1", "linear2") for name in ("kernel", "bias")])
+
+
+def _same_gradient_step(got, want, init, where, batch):
+    """The step's update under plain SGD is -lr times its gradient: compared here with the reference's."""
+    try:
+        moved, expected = _flat(got) - _flat(init), _flat(want) - _flat(init)
+    except (KeyError, TypeError, ValueError):
+        fail(f"{where}: with optax.sgd in place of your optimizer, the parameters came back as {got!r:.200}.")
+    if np.allclose(moved, expected, rtol=1e-3, atol=1e-7):
+        return
+    what = f"{where}: with optax.sgd in place of your optimizer, one train_step moved the parameters"
+    scale = float(moved @ expected / (expected @ expected)) if expected @ expected > 0 else 0.0
+    if np.allclose(moved, scale * expected, rtol=1e-3, atol=1e-7) and abs(scale - batch) < 0.01 * batch:
+        fail(f"{what} {scale:.4g} times as far as the gradient of the mean loss would (the batch has {batch} "
+             "examples): the gradients are those of the summed loss. Differentiate the mean loss that "
+             "train_step returns.")
+    if np.allclose(moved, 0.0, atol=1e-12):
+        fail(f"{what} not at all: update the model with optimizer.update(model, grads).")
+    fail(f"{what} by the wrong amount: {_norm(moved):.4g} instead of {_norm(expected):.4g}, in a direction "
+         f"{_cos(moved, expected):.3f} (cosine) to the gradient of the mean binary cross-entropy. The gradients "
+         "must be those of the loss train_step returns, taken with nnx.value_and_grad.")
+
+
+def _norm(v):
+    return float(np.sqrt(v @ v))
+
+
+def _cos(a, b):
+    return float(a @ b / (_norm(a) * _norm(b))) if _norm(a) and _norm(b) else 0.0
+
+
 def test_first_step(learner, reference, rng, seed):
-    got, want, where = _run_both(learner, reference, rng, seed, 1)
+    got, want, (where, init, batch) = _run_both(learner, reference, rng, seed, 1, sgd=True)
     assert_close(got["losses"][0], want["losses"][0],
                  what=f"{where}: the returned loss (mean BCE with logits, before the update)", rtol=1e-4, atol=1e-6,
                  dtype=np.float32)
+    _same_gradient_step(got.get("sgd_params"), want["sgd_params"], init, where, batch)
     assert_tree_close(got["params"], want["params"],
                       what=f"{where}: the parameters after one Adam update", rtol=1e-4, atol=1e-6)
 

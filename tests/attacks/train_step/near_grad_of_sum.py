@@ -15,4 +15,4 @@ def train_step(model, optimizer, x, y):
     loss, grads = nnx.value_and_grad(loss_fn)(model)
     optimizer.update(model, grads)
     return loss / x.shape[0]
-MESSAGE = r"parameters after one Adam update"
+MESSAGE = r"gradients are those of the summed loss"
