@@ -49,7 +49,7 @@ def check(course, session, monkeypatch):
     counter = iter(range(1000))
 
     def run(source: str, *, exercise: str = "fx_scale", timeout: float | None = None, seed: int | None = None,
-            check_source: str | None = None):
+            check_source: str | None = None, first_failure: bool = False):
         ex = catalog.exercise(exercise)
         if timeout is not None:
             ex = dataclasses.replace(ex, timeout=timeout)
@@ -61,7 +61,7 @@ def check(course, session, monkeypatch):
             folder = Path(tempfile.mkdtemp(prefix="checks_", dir=course))
             (folder / f"{ex.check}.py").write_text(textwrap.dedent(check_source))
             extra = (folder,)
-        return session.run(ex, learner_file=path, seed=seed, extra_check_dirs=extra)
+        return session.run(ex, learner_file=path, seed=seed, extra_check_dirs=extra, first_failure=first_failure)
 
     return run
 
@@ -76,6 +76,17 @@ def test_correct_solution_passes(check):
     result = check(CORRECT)
     assert result.passed, result.message
     assert [c.outcome for c in result.checks] == ["passed", "passed"]
+
+
+def test_first_failure_stops_at_the_first_failing_test_with_the_same_verdict(check):
+    wrong = "def scale(x, alpha):\n    return x * alpha\n"
+    every = check(wrong, seed=7)
+    first = check(wrong, seed=7, first_failure=True)
+    assert [c.outcome for c in every.checks] == ["failed", "failed"]
+    assert [c.outcome for c in first.checks] == ["failed"]
+    assert (first.passed, first.cause) == (every.passed, every.cause) == (False, "wrong_result")
+    assert first.checks[0].message == every.checks[0].message
+    assert check(CORRECT, first_failure=True).passed
 
 
 @pytest.mark.parametrize(

@@ -126,7 +126,7 @@ def _same_gradient_step(got, want, init, where, batch):
         return
     what = f"{where}: with optax.sgd in place of your optimizer, one train_step moved the parameters"
     scale = float(moved @ expected / (expected @ expected)) if expected @ expected > 0 else 0.0
-    if np.allclose(moved, scale * expected, rtol=1e-3, atol=1e-7) and abs(scale - batch) < 0.01 * batch:
+    if _cos(moved, expected) > 0.999 and abs(scale - batch) < 0.01 * batch:
         fail(f"{what} {scale:.4g} times as far as the gradient of the mean loss would (the batch has {batch} "
              "examples): the gradients are those of the summed loss. Differentiate the mean loss that "
              "train_step returns.")

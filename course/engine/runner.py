@@ -826,7 +826,10 @@ class CheckSession:
         seed: int | None = None,
         extra_check_dirs: tuple | list = (),
         env: dict[str, str] | None = None,
+        first_failure: bool = False,
     ) -> ExerciseResult:
+        """Run the exercise's check on `learner_file`. With `first_failure`, the check's tests
+        stop at the first one that fails (the verdict is the same; later tests are not run)."""
         if self._closed:
             raise RuntimeError("this CheckSession is closed")
         start = time.monotonic()
@@ -860,7 +863,7 @@ class CheckSession:
             self._pool_for(child_env, trusted=False, fresh=True)  # ready for the next run (`_refill`)
         try:
             with _PYTEST_LOCK:
-                exit_code = _run_pytest(check_path, run, collector, seed)
+                exit_code = _run_pytest(check_path, run, collector, seed, first_failure)
         finally:
             run.close()
             output = run.learner.output()  # after close: everything the learner printed has been read
@@ -977,7 +980,7 @@ def _warm_parent() -> None:
     jax.block_until_ready(jnp.zeros(1) + 1)
 
 
-def _run_pytest(check_path: Path, run: _Run, collector: _Collector, seed: int) -> int:
+def _run_pytest(check_path: Path, run: _Run, collector: _Collector, seed: int, first_failure: bool = False) -> int:
     import pytest
 
     from course.checks import conftest
@@ -998,6 +1001,7 @@ def _run_pytest(check_path: Path, run: _Run, collector: _Collector, seed: int) -
         "--capture=sys",
         "--disable-plugin-autoload",
         "-o", "python_files=test_*.py",
+        *(["--exitfirst"] if first_failure else []),
     ]
     checking._current_seed = seed
     try:
