@@ -66,7 +66,7 @@ def test_exercise(session: CheckSession, name: str, kind: str, path: Path | None
     starter = CATALOG.root / "exercises" / ex.file
     _require(starter, ex.solution_path(), ex.check_path())
     if kind == "starter":
-        result = session.run(ex, learner_file=starter, seed=_seed())
+        result = session.run(ex, learner_file=starter, seed=_seed(), first_failure=True)
         assert not result.passed, f"the untouched starter of {name} passes its check"
         assert result.cause != "check_error", f"the check errors on the starter instead of failing it:\n{result.message}"
     else:
