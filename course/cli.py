@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from course import linebreak
+from course.i18n import linebreak
 from course.i18n import LANGUAGES, N_, _, normalize, resolve_language, set_language
 
 # name -> (module, one-line help). Order is the order shown in --help.

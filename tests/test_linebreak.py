@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.markdown import Markdown
 
-from course import linebreak
+from course.i18n import linebreak
 
 ROOT = Path(__file__).resolve().parent.parent
 ORIGINAL_RICH = re.compile(r"\s*\S+\s*")

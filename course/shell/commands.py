@@ -520,9 +520,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _doctor_translations() -> dict[str, dict[str, Any]]:
-    """The state of every edition other than English (course.translation_state)."""
+    """The state of every edition other than English (course.i18n.state)."""
     from course.catalog import ManifestError, load_catalog
-    from course.translation_state import report
+    from course.i18n.state import report
 
     try:
         catalog = load_catalog()
@@ -535,7 +535,7 @@ def _doctor_translations() -> dict[str, dict[str, Any]]:
 
 def _print_translations(console: Console, states: dict[str, dict[str, Any]]) -> None:
     from course.i18n import LANGUAGES
-    from course.translation_state import warnings
+    from course.i18n.state import warnings
 
     console.print("[bold]" + _("Translations") + "[/] " + ", ".join(LANGUAGES[lang] for lang in states))
     found = warnings(states)

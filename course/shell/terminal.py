@@ -58,10 +58,10 @@ def can_redraw(console: Console) -> bool:
 
 def wrap_cells(text: str, width: int) -> list[str]:
     """`text` (one paragraph) in lines of at most `width` cells, broken the way Rich breaks
-    them once `course.linebreak` is installed: at spaces, and between Japanese characters."""
+    them once `course.i18n.linebreak` is installed: at spaces, and between Japanese characters."""
     import io
 
-    from course import linebreak
+    from course.i18n import linebreak
 
     linebreak.install()
     console = Console(width=max(width, 4), file=io.StringIO(), color_system=None)
