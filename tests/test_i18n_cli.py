@@ -485,13 +485,6 @@ def test_grader_summary_in_japanese():
     assert "レポートの場所 out: report.json" in text
 
 
-def test_japanese_check_report_fits_80_columns(course, capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "80")
-    code, out, _err = run(capsys, "--lang", "ja", "check", "fx_scale", "--seed", "5")
-    assert code == 1 and "まだ合格していません" in out
-    assert all(cell_len(line) <= 80 for line in out.splitlines()), max(out.splitlines(), key=cell_len)
-
-
 def test_the_isolation_notice_in_japanese():
     from course.engine.isolation import Isolation
 

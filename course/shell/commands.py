@@ -350,8 +350,11 @@ def cmd_reset(args: argparse.Namespace) -> int:
         _console().print(_("The current exercise is [bold]{exercise}[/].").format(exercise=escape(ex.name)))
     if not args.yes:
         try:
-            answer = input(_("Replace {target} with the original starter? "
-                             "Your code is kept in .jaxlings/backups/. [y/N] ").format(target=target))
+            from course.shell.terminal import wrapped_prompt
+
+            answer = input(wrapped_prompt(_("Replace {target} with the original starter? "
+                                            "Your code is kept in .jaxlings/backups/. [y/N] ").format(target=target),
+                                          _console()))
         except EOFError:  # no one to answer (stdin closed): the safe answer is no
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):
@@ -618,12 +621,12 @@ def cmd_lesson(args: argparse.Namespace) -> int:
 
 
 def _print_lesson(console: Console, text: Any) -> None:
-    from rich.markdown import Markdown
     from rich.panel import Panel
     from rich.syntax import Syntax
     from rich.table import Table
 
     from course.lessons import CodeBlock, Prose, SideBySide
+    from course.shell.terminal import lesson_markdown
 
     def code_panel(block: CodeBlock, title: str) -> Panel:
         language = block.language or "text"
@@ -631,7 +634,7 @@ def _print_lesson(console: Console, text: Any) -> None:
 
     for seg in text.segments:
         if isinstance(seg, Prose):
-            console.print(Markdown(seg.text))
+            console.print(lesson_markdown(seg.text))
         elif isinstance(seg, SideBySide):
             grid = Table.grid(expand=True, padding=(0, 1))
             grid.add_column(ratio=1)
