@@ -11,8 +11,7 @@ import argparse
 import importlib
 import sys
 
-from course import linebreak
-from course.i18n import LANGUAGES, N_, _, normalize, resolve_language, set_language
+from course.i18n import LANGUAGES, N_, _, linebreak, normalize, resolve_language, set_language
 
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -45,27 +44,9 @@ def _translate_argparse() -> None:
     argparse._ = _
 
 
-class CellWidthHelpFormatter(argparse.HelpFormatter):
-    """argparse's help, wrapped by terminal cells rather than characters: a Japanese
-    character takes two cells, and may end a line where no space is."""
-
-    def _split_lines(self, text: str, width: int) -> list[str]:
-        from course.shell.terminal import wrap_cells
-
-        if text.isascii():
-            return super()._split_lines(text, width)
-        return wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width)
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        from course.shell.terminal import wrap_cells
-
-        if text.isascii():
-            return super()._fill_text(text, width, indent)
-        return "\n".join(indent + line for line in wrap_cells(self._whitespace_matcher.sub(" ", text).strip(),
-                                                               width - len(indent)))
-
-
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
+    from course.shell.terminal import CellWidthHelpFormatter  # help wrapped by course.i18n.linebreak
+
     _translate_argparse()
     parser = argparse.ArgumentParser(
         prog="jaxlings", formatter_class=CellWidthHelpFormatter,

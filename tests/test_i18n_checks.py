@@ -244,7 +244,7 @@ def test_the_parent_builds_only_known_phrases_and_shows_fields_as_text():
 
 
 def test_unmarked_messages_are_found_where_a_check_hands_them_over():
-    from course.unmarked import unmarked_in
+    from course.i18n.unmarked import unmarked_in
 
     source = '''
 from course.engine.checking import CheckFailure, assert_close, fail
@@ -266,7 +266,7 @@ def test_it(learner):
 
 
 def test_doctor_never_calls_the_edition_complete_while_checks_speak_english(course, capsys, monkeypatch):
-    from course import translation_state
+    from course.i18n import state as translation_state
 
     root, _ws = course
     state = translation_state.language_state("ja", [], root / "lessons", root)

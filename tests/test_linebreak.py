@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.markdown import Markdown
 
-from course import linebreak
+from course.i18n import linebreak
 
 ROOT = Path(__file__).resolve().parent.parent
 ORIGINAL_RICH = re.compile(r"\s*\S+\s*")
@@ -65,3 +65,38 @@ def test_a_japanese_paragraph_fills_its_lines_and_a_table_cell_wraps_instead_of_
     assert "呼び出すたびに値を表示します" in "".join(line.strip(" │┃") for line in lines)
     prose = [line.rstrip() for line in lines if line.strip()]
     assert all(cell_len(line) >= 76 for line in prose[:2]), prose  # lines are filled, not ragged
+
+
+def test_ascii_brackets_and_iteration_marks_stay_with_their_japanese_neighbours():
+    words = _spans(linebreak.RICH_WORD, "計算グラフもありません)。日々のコード (後述) です", True)
+    assert "ん)。" in words and "日々" in words and "(後" in words and "述) " in words
+    assert not any(w.lstrip().startswith((")", "々", "。")) for w in words), words
+    assert not any(w.rstrip().endswith("(") for w in words), words
+
+
+def test_a_word_longer_than_a_line_is_folded_where_the_rules_allow():
+    url = "https://docs.jax.dev/en/latest/faq.html#gradients-contain-nan-where-using-where"
+    assert linebreak.fold_word(url + ")。", 80) == [url[:-1], "e)。"]
+    assert linebreak.fold_word("a" * 10, 4) == ["aaaa", "aaaa", "aa"]
+    assert linebreak.fold_word(")" * 6, 4) == ["))))", "))"]  # nowhere allowed: at the width after all
+    assert linebreak.fold_word("あいうえ", 3) == ["あ", "い", "う", "え"]  # a double-width character per line
+
+
+def test_rich_keeps_the_last_character_of_a_full_japanese_line(monkeypatch):
+    import rich._wrap
+    import rich.text
+
+    # What install() replaces comes back after the test.
+    monkeypatch.setattr(rich.text, "divide_line", rich.text.divide_line)
+    monkeypatch.setattr(rich.text.Text, "rstrip_end", rich.text.Text.rstrip_end)
+    monkeypatch.setattr(rich._wrap, "re_word", rich._wrap.re_word)
+    linebreak.install()
+    console = Console(width=80, file=io.StringIO(), color_system=None)
+    text = rich.text.Text("バッチごとにコンパイル済みのステップを 1 回: nnx.jit(train_step)")
+    # 19 double-width characters fill 38 cells; the space after them must go, not the を.
+    lines = [line.plain for line in text.wrap(console, 38, overflow="ellipsis")]
+    assert lines == ["バッチごとにコンパイル済みのステップを", "1 回: nnx.jit(train_step)"]
+    url = "(see https://docs.jax.dev/en/latest/faq.html#gradients-contain-nan-where-using-where)。"
+    lines = [line.plain for line in rich.text.Text(url).wrap(console, 80)]
+    assert "".join(lines).replace(" ", "") == url.replace(" ", "")
+    assert not any(line.startswith(("。", ")")) for line in lines), lines

@@ -29,7 +29,9 @@ GRADESCOPE_RESULTS = Path("/autograder/results/results.json")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    from course.shell.terminal import CellWidthRawDescriptionHelpFormatter
+
+    parser.formatter_class = CellWidthRawDescriptionHelpFormatter  # the examples keep their lines
     parser.epilog = _(
         "A class folder holds one folder or archive (.zip, .tar, .tar.gz) per learner, each with\n"
         "their exercises/ files. Outputs in --out: report.json, gradebook.csv, junit.xml,\n"

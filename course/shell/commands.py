@@ -350,8 +350,11 @@ def cmd_reset(args: argparse.Namespace) -> int:
         _console().print(_("The current exercise is [bold]{exercise}[/].").format(exercise=escape(ex.name)))
     if not args.yes:
         try:
-            answer = input(_("Replace {target} with the original starter? "
-                             "Your code is kept in .jaxlings/backups/. [y/N] ").format(target=target))
+            from course.shell.terminal import wrapped_prompt
+
+            answer = input(wrapped_prompt(_("Replace {target} with the original starter? "
+                                            "Your code is kept in .jaxlings/backups/. [y/N] ").format(target=target),
+                                          _console()))
         except EOFError:  # no one to answer (stdin closed): the safe answer is no
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):
@@ -520,9 +523,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _doctor_translations() -> dict[str, dict[str, Any]]:
-    """The state of every edition other than English (course.translation_state)."""
+    """The state of every edition other than English (course.i18n.state)."""
     from course.catalog import ManifestError, load_catalog
-    from course.translation_state import report
+    from course.i18n.state import report
 
     try:
         catalog = load_catalog()
@@ -535,7 +538,7 @@ def _doctor_translations() -> dict[str, dict[str, Any]]:
 
 def _print_translations(console: Console, states: dict[str, dict[str, Any]]) -> None:
     from course.i18n import LANGUAGES
-    from course.translation_state import warnings
+    from course.i18n.state import warnings
 
     console.print("[bold]" + _("Translations") + "[/] " + ", ".join(LANGUAGES[lang] for lang in states))
     found = warnings(states)
@@ -618,12 +621,12 @@ def cmd_lesson(args: argparse.Namespace) -> int:
 
 
 def _print_lesson(console: Console, text: Any) -> None:
-    from rich.markdown import Markdown
     from rich.panel import Panel
     from rich.syntax import Syntax
     from rich.table import Table
 
     from course.lessons import CodeBlock, Prose, SideBySide
+    from course.shell.terminal import lesson_markdown
 
     def code_panel(block: CodeBlock, title: str) -> Panel:
         language = block.language or "text"
@@ -631,7 +634,7 @@ def _print_lesson(console: Console, text: Any) -> None:
 
     for seg in text.segments:
         if isinstance(seg, Prose):
-            console.print(Markdown(seg.text))
+            console.print(lesson_markdown(seg.text))
         elif isinstance(seg, SideBySide):
             grid = Table.grid(expand=True, padding=(0, 1))
             grid.add_column(ratio=1)

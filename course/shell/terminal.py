@@ -7,8 +7,10 @@ get plain lines, so JSON and logs stay clean.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -58,14 +60,93 @@ def can_redraw(console: Console) -> bool:
 
 def wrap_cells(text: str, width: int) -> list[str]:
     """`text` (one paragraph) in lines of at most `width` cells, broken the way Rich breaks
-    them once `course.linebreak` is installed: at spaces, and between Japanese characters."""
+    them once `course.i18n.linebreak` is installed: at spaces, and between Japanese characters."""
     import io
 
-    from course import linebreak
+    from course.i18n import linebreak
 
     linebreak.install()
     console = Console(width=max(width, 4), file=io.StringIO(), color_system=None)
     return [line.plain.rstrip() for line in Text(text).wrap(console, max(width, 4))]
+
+
+def lesson_markdown(text: str):  # noqa: ANN201 - a rich Markdown, imported only here
+    """`text` as Rich Markdown whose table cells wrap and fold: never cut with "…".
+
+    Rich's own tables cut a cell line that does not fit with an ellipsis, dropping what
+    follows; the app's tables wrap. Here a word longer than its column (a long call in
+    backticks) is folded onto the next line instead, so every character of the lesson
+    is shown."""
+    from rich.markdown import Markdown, TableElement
+
+    class FoldingTable(TableElement):
+        def __rich_console__(self, console, options):  # noqa: ANN001, ANN204 - rich protocol
+            for table in super().__rich_console__(console, options):
+                for column in getattr(table, "columns", ()):
+                    column.overflow = "fold"
+                yield table
+
+    class LessonMarkdown(Markdown):
+        elements = {**Markdown.elements, "table_open": FoldingTable}
+
+    return LessonMarkdown(text)
+
+
+class CellWidthHelpFormatter(argparse.HelpFormatter):
+    """argparse's help, wrapped by terminal cells rather than characters (a Japanese
+    character takes two cells) and where `course.i18n.linebreak` allows: between Japanese
+    characters, never before 「。」 or a closing bracket, never after an opening one."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        if text.isascii():
+            return super()._split_lines(text, width)
+        return wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.isascii():
+            return super()._fill_text(text, width, indent)
+        return "\n".join(indent + line for line in wrap_cells(self._whitespace_matcher.sub(" ", text).strip(),
+                                                               width - len(indent)))
+
+
+class CellWidthRawDescriptionHelpFormatter(CellWidthHelpFormatter):
+    """The description and epilog keep their paragraphs, and a paragraph with indented lines
+    (examples) stays as written, as with argparse's RawDescriptionHelpFormatter. A paragraph
+    whose lines all start at the margin is prose, broken where the English (or the
+    translator) broke it: it is joined and wrapped to the terminal as above."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out: list[str] = []
+        for paragraph in re.split(r"\n\s*\n", text.strip("\n")):
+            lines = paragraph.splitlines()
+            if out:
+                out.append("")
+            if any(line[:1].isspace() for line in lines):
+                out += [indent + line for line in lines]
+            else:
+                out += [indent + line for line in wrap_cells(_joined(lines), width - len(indent))]
+        return "\n".join(out)
+
+
+def _joined(lines: list[str]) -> str:
+    """Lines of one paragraph as one: with a space between English words, with none
+    beside a Japanese character (Japanese puts no space where a line was broken)."""
+    from course.i18n.linebreak import CJK
+
+    cjk = re.compile(f"[{CJK}]")
+    text = ""
+    for line in (line.strip() for line in lines):
+        if text and line:
+            text += "" if cjk.match(text[-1]) or cjk.match(line[0]) else " "
+        text += line
+    return text
+
+
+def wrapped_prompt(text: str, console: Console) -> str:
+    """A prompt for input(), broken into lines of the console's width by the same rules
+    (the terminal itself would break a Japanese prompt at any character)."""
+    end = " " if text.endswith(" ") else ""
+    return "\n".join(wrap_cells(text.strip(), console.width)) + end
 
 
 class _ElapsedLine:

@@ -3,7 +3,7 @@ characters; Japanese has no spaces, so a whole sentence counts as one word. A
 table then squeezes its other columns to make room for it, and cuts their words
 (`Ctrl+R,` became `Ctrl+…` in the help's key table).
 
-`install()` measures with the units `course.linebreak` wraps by (a CJK character
+`install()` measures with the units `course.i18n.linebreak` wraps by (a CJK character
 with the punctuation that must stay beside it, or a run of other non-space
 characters), so a text's minimal width is the widest piece a line break can
 leave whole. Text without CJK characters measures as before.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 
-from course.linebreak import TEXTUAL_CHUNK
+from course.i18n.linebreak import TEXTUAL_CHUNK
 
 
 def minimal_width(text: str) -> int:

@@ -6,7 +6,7 @@ have yet (where the course's extraction settings are at hand: a checkout), the
 catalogs that are missing or do not compile, the translations whose
 `{placeholders}` differ from the English (they would raise when shown), and the
 lessons with no `lessons/<lang>/` edition (those open in English), and the messages of
-the checks and the engine that are not marked for translation at all (`course.unmarked`:
+the checks and the engine that are not marked for translation at all (`course.i18n.unmarked`:
 those show in English in every language).
 """
 
@@ -58,9 +58,9 @@ def _unmarked_count(source_root: Path | None) -> int:
     """Messages of the checks (the course's own, or a course root's `checks/`) and of the engine
     written out in English, outside `_()`: a failed check shows them in English."""
     from course.catalog import checks_dir
-    from course.unmarked import unmarked_messages
+    from course.i18n.unmarked import unmarked_messages
 
-    engine = Path(__file__).resolve().parent / "engine"
+    engine = Path(__file__).resolve().parents[1] / "engine"
     return len(unmarked_messages(checks_dir(source_root), engine))
 
 

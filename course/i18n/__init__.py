@@ -14,6 +14,15 @@ starting with `ja`), else English.
 Strings defined at import time (tables of labels, help texts) are marked with
 `N_()` and translated with `_()` where they are shown, so a language switched
 while the app runs reaches them too.
+
+Everything about languages lives in this package, beside the catalogs in
+`course/locale/`:
+
+- this module: choosing the language, loading and compiling the catalogs, `_()`;
+- `linebreak`: where Japanese lines may break, in Rich, Textual and the shell's output;
+- `extract`: Babel extractors for the content catalog (titles, hints, task statements);
+- `state`: how complete each edition is, for `jaxlings doctor`;
+- `unmarked`: the messages of the checks and the engine not yet marked for translation.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ CONTENT = "content"  # the course's words outside the lessons: titles, hints, ta
 DOMAINS = (DOMAIN, APP, CONTENT)
 LANGUAGES: dict[str, str] = {"en": "English", "ja": "日本語"}
 DEFAULT = "en"
-LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"  # course/locale, beside this package
 SETTINGS_FILE = "settings.json"
 
 _translation: gettext.NullTranslations = gettext.NullTranslations()
