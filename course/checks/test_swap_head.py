@@ -257,6 +257,11 @@ def test_only_the_new_head_trains(run, rng):
             hint = (f" The optimizer's moments for head.kernel have shape {tuple(moments[0][1])}, the new head "
                     f"({h}, {n_new}): the optimizer was built before the swap, for the old head. Build it after "
                     "model.head = ....")
+        trained = sorted({f"{m.group(2)}.{m.group(3)}" for p in shapes if (m := _MOMENT.match(p)) and m.group(2) != "head"})
+        if trained:
+            hint += (f" The optimizer keeps Adam state for {', '.join(trained)}: it trains the whole model. Only the "
+                     "head is fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).")
+        # Diagnosis only: these paths are the child's word, and the verdict (a fail) does not rest on them.
         fail(f"{call}: the step could not be lowered: {str(got['train_error'])[:300]}.{hint}")
     program = read_program(got.get("train"), what=call)
     roles = _train_roles(got, program, call, d, h, n_old, n_new)
