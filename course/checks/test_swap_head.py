@@ -123,7 +123,7 @@ def run(learner, request):
     return got, (d, h, n_old, n_new, batch), where
 
 
-def _param_roles(paths, n_args, call, *, head_out):
+def _param_roles(paths, n_args, call):
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != n_args:
         fail(f"{call}: the check could not read the model's parameters.")
     roles = []
@@ -183,7 +183,7 @@ def test_the_model_sows_layer2(run, rng):
     got, (d, h, n_old, _, batch), where = run
     call = f"nnx.capture(model, nnx.Intermediate)(x) on Net({d}, {h}, {n_old}), x ({batch}, {d})"
     program = read_program(got.get("sown"), what=call)
-    roles = _param_roles(got.get("paths"), len(program.args) - 1, call, head_out=n_old)
+    roles = _param_roles(got.get("paths"), len(program.args) - 1, call)
     names = got.get("sown_paths")
     if not isinstance(names, list) or not names:
         fail(f"{call}: the model sows nothing. In Net.__call__, self.sow(nnx.Intermediate, 'features', x) "
@@ -202,7 +202,7 @@ def test_features_under_jit_runs_here(run, rng):
     got, (d, h, n_old, _, batch), where = run
     call = f"features(model, x) on Net({d}, {h}, {n_old}), x ({batch}, {d}), lowered under jax.jit"
     program = read_program(got.get("features"), what=call)
-    roles = _param_roles(got.get("paths"), len(program.args) - 1, call, head_out=n_old)
+    roles = _param_roles(got.get("paths"), len(program.args) - 1, call)
     if len(program.results) != 2:
         fail(f"{call}: it returns {len(program.results)} arrays; expected two, (logits, activations).")
     params = _draw_params(rng, d, h, n_old)
@@ -216,7 +216,7 @@ def test_features_under_jit_runs_here(run, rng):
     _judge_features(feats, layers, f"{what}: the second result")
 
 
-def _train_roles(got, program, call, d, h, n_old, n_new):
+def _train_roles(got, program, call):
     paths = got.get("train_paths")
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != len(program.args) - 2:
         fail(f"{call}: the check could not read the model's and the optimizer's state.")
@@ -264,7 +264,7 @@ def test_only_the_new_head_trains(run, rng):
         # Diagnosis only: these paths are the child's word, and the verdict (a fail) does not rest on them.
         fail(f"{call}: the step could not be lowered: {str(got['train_error'])[:300]}.{hint}")
     program = read_program(got.get("train"), what=call)
-    roles = _train_roles(got, program, call, d, h, n_old, n_new)
+    roles = _train_roles(got, program, call)
     for value, role in zip(program.args, roles):
         if role[0] in ("mu", "nu") and role[2] == "kernel" and value.shape != (h, n_new):
             fail(f"{call}: Adam's {role[0]} for head.kernel has shape {value.shape}; the new head is ({h}, {n_new}). "
@@ -344,7 +344,7 @@ def test_the_swapped_model_runs_here(run, rng):
     got, (d, h, n_old, n_new, batch), where = run
     call = f"{where}: the new model's forward pass, lowered under jax.jit"
     program = read_program(got.get("forward"), what=call)
-    roles = _param_roles(got.get("model_paths"), len(program.args) - 1, call, head_out=n_new)
+    roles = _param_roles(got.get("model_paths"), len(program.args) - 1, call)
     params = _draw_params(rng, d, h, n_new)
     x = (2.0 * rng.standard_normal((EVAL_ROWS, d))).astype(np.float32)
     what = f"{call}, run here on parameters and x drawn here"
