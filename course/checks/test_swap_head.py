@@ -1,0 +1,360 @@
+"""Checks for swap_head: a sown hidden layer read under jit, a swapped head, and fine-tuning only it.
+
+Evidence, all lowered in the child on shapes alone, inside a `jax.jit` that takes the
+state as a flat list of arrays (so that this side chooses every value the programs
+run on), with the paths of those arrays:
+- the learner's jitted `features(model, x)`, which returns the logits and the sown
+  activations;
+- the model's forward pass wrapped by the check in `nnx.capture(model, nnx.Intermediate)`,
+  which returns what the model sows (a `features` function that computes the
+  activations by hand, without a sow, has nothing to show here);
+- after the learner's `swap_head`, its jitted `train_step` on the model's and the
+  optimizer's state, and the swapped model's forward pass.
+Each program runs here, in the evaluator, on parameters, optimizer state and inputs
+drawn after it came back, and is compared with NumPy: the activations of layer 2,
+the head's Adam steps, the body left exactly as it was, and the new model's logits.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from course.checks.conftest import RUN_PLUGIN
+from course.engine.checking import fail
+from course.engine.evidence import read_program, run_lowered
+
+TIMEOUT = 120
+# (d, h, n_old, n_new, batch): n_old != n_new, so that an optimizer built before the swap
+# holds moments of the old head's shape.
+SIZES = [(5, 12, 3, 4, 10), (7, 16, 2, 5, 14)]
+LR, B1, B2, EPS = 0.02, 0.9, 0.999, 1e-8
+STEPS = 3
+EVAL_ROWS = 9
+LAYERS = ("layer1", "layer2", "head")
+_PARAM = re.compile(r"^(?:\[0\])?\['(layer1|layer2|head)'\]\['(kernel|bias)'\]")
+_MOMENT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['(mu|nu)'\]\['(layer1|layer2|head)'\]\['(kernel|bias)'\]")
+_COUNT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['count'\]")
+_STEP = re.compile(r"^\[1\]\['step'\]")
+
+
+def probe_surgery(module, d, h, n_old, n_new, batch, seed, lr):
+    EVAL_ROWS = 9  # noqa: N806 - probes run apart from this module: the constant, written out
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    def flat(tree):
+        with_paths, treedef = jax.tree_util.tree_flatten_with_path(tree)
+        specs = [jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v)) for _, v in with_paths]
+        return [jax.tree_util.keystr(p) for p, _ in with_paths], specs, treedef
+
+    out = {}
+    for name in ("features", "train_step"):
+        if not callable(getattr(getattr(module, name, None), "lower", None)):
+            out["error"] = (f"{name} is a {type(getattr(module, name, None)).__name__} without `.lower`: "
+                            "it is not compiled. Decorate it with @nnx.jit.")
+            return out
+    model = module.Net(d, h, n_old, rngs=nnx.Rngs(seed))
+    x_spec = jax.ShapeDtypeStruct((batch, d), jnp.float32)
+    graphdef, state, rest = nnx.split(model, nnx.Param, ...)
+    out["paths"], specs, treedef = flat(state)
+
+    def merged(leaves):
+        return nnx.merge(graphdef, jax.tree.unflatten(treedef, leaves), rest)
+
+    def learner_features(leaves, x):
+        return module.features(merged(leaves), x)
+
+    out["features"] = jax.jit(learner_features, keep_unused=True).lower(specs, x_spec).as_text()
+    sown_paths = []
+
+    def sown(leaves, x):
+        _, inter = nnx.capture(merged(leaves), nnx.Intermediate)(x)
+        with_paths, _ = jax.tree_util.tree_flatten_with_path(inter)
+        sown_paths[:] = [jax.tree_util.keystr(p) for p, _ in with_paths]
+        return [v for _, v in with_paths]
+
+    out["sown"] = jax.jit(sown, keep_unused=True).lower(specs, x_spec).as_text()
+    out["sown_paths"] = list(sown_paths)
+
+    optimizer = module.swap_head(model, n_new, lr, rngs=nnx.Rngs(seed + 1))
+    # Only the arrays a training loop carries: what a forward pass outside nnx.capture sows
+    # (flax 0.12 still stores it on the model, with a DeprecationWarning) is left out.
+    carried = (nnx.Param, nnx.OptState, nnx.OptArray) if hasattr(nnx, "OptArray") else (nnx.Param, nnx.OptState)
+    graphdef, both, rest = nnx.split((model, optimizer), carried, ...)
+    out["train_paths"], specs, treedef = flat(both)
+    out["train_shapes"] = [[path, list(spec.shape)] for path, spec in zip(out["train_paths"], specs)]
+
+    def step(leaves, x, y):
+        m, o = nnx.merge(graphdef, jax.tree.unflatten(treedef, leaves), rest)
+        loss = module.train_step(m, o, x, y)
+        return loss, jax.tree.leaves(nnx.state((m, o), carried))
+
+    try:
+        out["train"] = jax.jit(step, keep_unused=True).lower(specs, x_spec, jax.ShapeDtypeStruct((batch,), jnp.int32)).as_text()
+    except Exception as e:  # noqa: BLE001 - reported as the reason, judged there
+        out["train_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+    graphdef, state, rest = nnx.split(model, nnx.Param, ...)
+    out["model_paths"], specs, treedef = flat(state)
+
+    def forward(leaves, x):
+        m = nnx.merge(graphdef, jax.tree.unflatten(treedef, leaves), rest)
+        logits, _ = nnx.capture(m, nnx.Intermediate)(x)
+        return logits
+
+    out["forward"] = jax.jit(forward, keep_unused=True).lower(specs, jax.ShapeDtypeStruct((EVAL_ROWS, d), jnp.float32)).as_text()
+    return out
+
+
+@pytest.fixture(scope="module")
+def run(learner, request):
+    seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
+    rng = np.random.default_rng(seed)
+    d, h, n_old, n_new, batch = SIZES[int(rng.integers(len(SIZES)))]
+    got = learner.probe(probe_surgery, d, h, n_old, n_new, batch, seed, LR)
+    if not isinstance(got, dict):
+        fail(f"the check could not lower your functions (got {type(got).__name__}).")
+    if "error" in got:
+        fail(str(got["error"])[:300])
+    where = f"Net({d}, {h}, {n_old}), then swap_head(model, {n_new}, lr={LR})"
+    return got, (d, h, n_old, n_new, batch), where
+
+
+def _param_roles(paths, n_args, call):
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != n_args:
+        fail(f"{call}: the check could not read the model's parameters.")
+    roles = []
+    for path in paths:
+        m = _PARAM.match(path)
+        if not m:
+            fail(f"{call}: the model holds a parameter at {path[:120]!r}; Net has exactly layer1, layer2 and head. "
+                 "Do not change its layers.")
+        roles.append((m.group(1), m.group(2)))
+    if sorted(roles) != sorted((layer, n) for layer in LAYERS for n in ("kernel", "bias")):
+        fail(f"{call}: the model's parameters are {sorted('.'.join(r) for r in roles)}; expected a kernel and a "
+             "bias for each of layer1, layer2 and head.")
+    return roles
+
+
+def _draw_params(rng, d, h, n):
+    shapes = {("layer1", "kernel"): (d, h), ("layer1", "bias"): (h,), ("layer2", "kernel"): (h, h),
+              ("layer2", "bias"): (h,), ("head", "kernel"): (h, n), ("head", "bias"): (n,)}
+    return {k: (rng.standard_normal(s) / np.sqrt(s[0] if len(s) == 2 else 3)).astype(np.float32)
+            for k, s in shapes.items()}
+
+
+def _layers(params, x):
+    p = {k: np.asarray(v, np.float64) for k, v in params.items()}
+    pre1 = x @ p["layer1", "kernel"] + p["layer1", "bias"]
+    h1 = np.maximum(pre1, 0)
+    pre2 = h1 @ p["layer2", "kernel"] + p["layer2", "bias"]
+    h2 = np.maximum(pre2, 0)
+    return {"layer1 before its ReLU": pre1, "layer1": h1, "layer2 before its ReLU": pre2, "layer2": h2,
+            "the head (the logits)": h2 @ p["head", "kernel"] + p["head", "bias"]}
+
+
+def _which(got, layers):
+    for name, value in layers.items():
+        if np.shape(got) == value.shape and np.allclose(got, value, rtol=1e-4, atol=1e-5):
+            return name
+    return None
+
+
+def _judge_features(got_feats, layers, what):
+    want = layers["layer2"]
+    if np.shape(got_feats) != want.shape:
+        fail(f"{what}: the activations have shape {np.shape(got_feats)}; layer2's, after its ReLU, are "
+             f"{want.shape}. Sow x right after x = nnx.relu(self.layer2(x)).")
+    if np.allclose(got_feats, want, rtol=1e-4, atol=1e-5):
+        return
+    other = _which(got_feats, layers)
+    if other:
+        fail(f"{what}: these are the activations of {other}; the exercise asks for layer2's, after its ReLU. "
+             "Sow x right after x = nnx.relu(self.layer2(x)).")
+    diff = float(np.max(np.abs(np.asarray(got_feats, np.float64) - want)))
+    fail(f"{what}: the activations differ from layer2's (after its ReLU), computed here from the same "
+         f"parameters, by up to {diff:.3g}.")
+
+
+def test_the_model_sows_layer2(run, rng):
+    got, (d, h, n_old, _, batch), where = run
+    call = f"nnx.capture(model, nnx.Intermediate)(x) on Net({d}, {h}, {n_old}), x ({batch}, {d})"
+    program = read_program(got.get("sown"), what=call)
+    roles = _param_roles(got.get("paths"), len(program.args) - 1, call)
+    names = got.get("sown_paths")
+    if not isinstance(names, list) or not names:
+        fail(f"{call}: the model sows nothing. In Net.__call__, self.sow(nnx.Intermediate, 'features', x) "
+             "after layer2's ReLU.")
+    if len(names) != 1 or not str(names[0]).startswith("['features']") or len(program.results) != 1:
+        fail(f"{call}: the model sows {[str(n)[:60] for n in names][:5]}; expected one value, named 'features' "
+             "(self.sow(nnx.Intermediate, 'features', x), once per call).")
+    params = _draw_params(rng, d, h, n_old)
+    x = rng.standard_normal((batch, d)).astype(np.float32)
+    (value,) = run_lowered(got["sown"], [*(params[r] for r in roles), x],
+                           what=f"{call}, run here on parameters and x drawn here")
+    _judge_features(value, _layers(params, x), f"{call}, run here on parameters and x drawn here: what it sows")
+
+
+def test_features_under_jit_runs_here(run, rng):
+    got, (d, h, n_old, _, batch), where = run
+    call = f"features(model, x) on Net({d}, {h}, {n_old}), x ({batch}, {d}), lowered under jax.jit"
+    program = read_program(got.get("features"), what=call)
+    roles = _param_roles(got.get("paths"), len(program.args) - 1, call)
+    if len(program.results) != 2:
+        fail(f"{call}: it returns {len(program.results)} arrays; expected two, (logits, activations).")
+    params = _draw_params(rng, d, h, n_old)
+    x = rng.standard_normal((batch, d)).astype(np.float32)
+    what = f"{call}, run here on parameters and x drawn here"
+    logits, feats = run_lowered(got["features"], [*(params[r] for r in roles), x], what=what)
+    layers = _layers(params, x)
+    want = layers["the head (the logits)"]
+    if np.shape(logits) != want.shape or not np.allclose(logits, want, rtol=1e-4, atol=1e-5):
+        fail(f"{what}: the first result is not the model's logits ({want.shape}); return (logits, activations).")
+    _judge_features(feats, layers, f"{what}: the second result")
+
+
+def _train_roles(got, program, call):
+    paths = got.get("train_paths")
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != len(program.args) - 2:
+        fail(f"{call}: the check could not read the model's and the optimizer's state.")
+    roles = []
+    for path, value in zip(paths, program.args):
+        if m := _PARAM.match(path):
+            roles.append(("param", m.group(1), m.group(2)))
+        elif m := _MOMENT.match(path):
+            roles.append((m.group(1), m.group(2), m.group(3)))
+        elif _COUNT.match(path):
+            roles.append(("count",))
+        elif _STEP.match(path):
+            roles.append(("step",))
+        else:
+            fail(f"{call}: the optimizer holds {path[:120]!r}; expected nnx.Optimizer(model, optax.adam(lr), "
+                 "wrt=<the head's parameters>).")
+    trained = sorted({".".join(r[1:]) for r in roles if r[0] in ("mu", "nu") and r[1] != "head"})
+    if trained:
+        fail(f"{call}: the optimizer keeps Adam state for {', '.join(trained)}: it trains the whole model. Only the "
+             "head is fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).")
+    if not any(r[0] == "mu" for r in roles):
+        fail(f"{call}: the optimizer keeps no Adam moments for the head; expected optax.adam(lr) over the head's "
+             "parameters.")
+    if sorted(r[1:] for r in roles if r[0] == "param") != sorted((l, n) for l in LAYERS for n in ("kernel", "bias")):
+        fail(f"{call}: the model's parameters are {sorted('.'.join(r[1:]) for r in roles if r[0] == 'param')}; "
+             "expected layer1, layer2 and head (swap the head by assigning model.head).")
+    return roles
+
+
+def test_only_the_new_head_trains(run, rng):
+    got, (d, h, n_old, n_new, batch), where = run
+    call = f"{where}; train_step(model, optimizer, x ({batch}, {d}), y ({batch},)), lowered under jax.jit"
+    if "train_error" in got:
+        shapes = {str(p): s for p, s in got.get("train_shapes", []) if isinstance(p, str)}
+        moments = [(p, s) for p, s in shapes.items() if "['mu']['head']['kernel']" in p]
+        hint = ""
+        if moments and list(moments[0][1]) != [h, n_new]:
+            hint = (f" The optimizer's moments for head.kernel have shape {tuple(moments[0][1])}, the new head "
+                    f"({h}, {n_new}): the optimizer was built before the swap, for the old head. Build it after "
+                    "model.head = ....")
+        trained = sorted({f"{m.group(2)}.{m.group(3)}" for p in shapes if (m := _MOMENT.match(p)) and m.group(2) != "head"})
+        if trained:
+            hint += (f" The optimizer keeps Adam state for {', '.join(trained)}: it trains the whole model. Only the "
+                     "head is fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).")
+        # Diagnosis only: these paths are the child's word, and the verdict (a fail) does not rest on them.
+        fail(f"{call}: the step could not be lowered: {str(got['train_error'])[:300]}.{hint}")
+    program = read_program(got.get("train"), what=call)
+    roles = _train_roles(got, program, call)
+    for value, role in zip(program.args, roles):
+        if role[0] in ("mu", "nu") and role[2] == "kernel" and value.shape != (h, n_new):
+            fail(f"{call}: Adam's {role[0]} for head.kernel has shape {value.shape}; the new head is ({h}, {n_new}). "
+                 "The optimizer was built for the old head: build it after the swap.")
+        if role[:2] == ("param", "head") and role[2] == "kernel" and value.shape != (h, n_new):
+            fail(f"{call}: head.kernel has shape {value.shape}; the new head is nnx.Linear({h}, {n_new}).")
+    if len(program.results) != len(roles) + 1 or program.results[0].shape != ():
+        fail(f"{call}: the step returns {len(program.results)} arrays; expected the loss and the state it took.")
+
+    params = _draw_params(rng, d, h, n_new)
+    head = [("head", "kernel"), ("head", "bias")]
+    count = int(rng.integers(3, 12))
+    mu = {k: (0.05 * rng.standard_normal(params[k].shape)).astype(np.float32) for k in head}
+    nu = {k: rng.uniform(1e-3, 1e-2, params[k].shape).astype(np.float32) for k in head}
+    batches = [(rng.standard_normal((batch, d)).astype(np.float32),
+                rng.integers(0, n_new, size=batch).astype(np.int32)) for _ in range(STEPS)]
+
+    def inputs():
+        out = []
+        for value, role in zip(program.args, roles):
+            if role[0] == "param":
+                out.append(params[role[1:]])
+            elif role[0] in ("mu", "nu"):
+                out.append((mu if role[0] == "mu" else nu)[role[1:]])
+            else:
+                out.append(np.array(count, dtype=value.dtype))
+        return out
+
+    body = {k: v.copy() for k, v in params.items() if k[0] != "head"}
+    for s, (x, y) in enumerate(batches):
+        what = f"{call}, run here on step {s + 1} of {STEPS} (parameters, Adam state and data drawn here)"
+        outs = run_lowered(got["train"], [*inputs(), x, y], what=what)
+        loss, state = outs[0], outs[1:]
+        # The reference: softmax cross-entropy of the head on layer2's activations, Adam on the head only.
+        layers = _layers(params, x)
+        logits = layers["the head (the logits)"]
+        z = logits - logits.max(axis=1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        want_loss = -logp[np.arange(batch), y].mean()
+        if np.shape(loss) != () or abs(float(loss) - want_loss) > 1e-4 * max(1.0, abs(want_loss)):
+            fail(f"{what}: the loss is {np.asarray(loss).ravel()[:1]}; the mean softmax cross-entropy of the "
+                 f"logits, before the update, is {want_loss:.6g}.")
+        d_logits = np.exp(logp)
+        d_logits[np.arange(batch), y] -= 1
+        d_logits /= batch
+        grads = {("head", "kernel"): layers["layer2"].T @ d_logits, ("head", "bias"): d_logits.sum(0)}
+        count += 1
+        new = {}
+        for k, g in grads.items():
+            mu[k] = (B1 * mu[k] + (1 - B1) * g).astype(np.float32)
+            nu[k] = (B2 * nu[k] + (1 - B2) * g * g).astype(np.float32)
+            new[k] = params[k] - LR * (mu[k] / (1 - B1 ** count)) / (np.sqrt(nu[k] / (1 - B2 ** count)) + EPS)
+        for value, role in zip(state, roles):
+            if role[0] != "param":
+                continue
+            key = role[1:]
+            if key[0] != "head":
+                if not np.array_equal(value, body[key]):
+                    fail(f"{what}: {'.'.join(key)} changed; only the new head is fine-tuned. Take the gradients "
+                         "for the head only (nnx.value_and_grad(loss_fn, argnums=nnx.DiffState(0, HEAD))) and "
+                         "give the optimizer wrt=HEAD.")
+            elif np.shape(value) != new[key].shape or not np.allclose(value, new[key], rtol=1e-4, atol=1e-5):
+                diff = float(np.max(np.abs(np.asarray(value, np.float64) - new[key]))) \
+                    if np.shape(value) == new[key].shape else float("nan")
+                fail(f"{what}: {'.'.join(key)} after the update differs from an Adam step on the head's "
+                     f"gradients by up to {diff:.3g}. Update with optimizer.update(model, grads), the gradients "
+                     "of the mean cross-entropy.")
+        # The next step starts from the program's own state, as a training loop would.
+        for value, role in zip(state, roles):
+            if role[0] == "param":
+                params[role[1:]] = np.asarray(value)
+            elif role[0] in ("mu", "nu"):
+                (mu if role[0] == "mu" else nu)[role[1:]] = np.asarray(value)
+
+
+def test_the_swapped_model_runs_here(run, rng):
+    got, (d, h, n_old, n_new, batch), where = run
+    call = f"{where}: the new model's forward pass, lowered under jax.jit"
+    program = read_program(got.get("forward"), what=call)
+    roles = _param_roles(got.get("model_paths"), len(program.args) - 1, call)
+    params = _draw_params(rng, d, h, n_new)
+    x = (2.0 * rng.standard_normal((EVAL_ROWS, d))).astype(np.float32)
+    what = f"{call}, run here on parameters and x drawn here"
+    for value, role in zip(program.args, roles):
+        if value.shape != params[role].shape:
+            fail(f"{what}: {'.'.join(role)} has shape {value.shape}; expected {params[role].shape} "
+                 f"(a new head: nnx.Linear({h}, {n_new})).")
+    (logits,) = run_lowered(got["forward"], [*(params[r] for r in roles), x], what=what)
+    want = _layers(params, x)["the head (the logits)"]
+    if np.shape(logits) != want.shape or not np.allclose(logits, want, rtol=1e-4, atol=1e-5):
+        fail(f"{what}: the logits (shape {np.shape(logits)}) differ from layer1, layer2 and the new head "
+             f"computed here (shape {want.shape}). Assign the new layer to model.head, the attribute "
+             "Net.__call__ uses.")
