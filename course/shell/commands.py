@@ -188,6 +188,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         exercise = _exercise(catalog, args.name)
         if exercise is None:
             return EXIT_USAGE
+    from course.workspace import localize_starter
+
+    localize_starter(exercise)  # the first time: the starter in the learner's language (course/workspace.py)
     _isolation_notice()
     try:
         with _checking_line(exercise):

@@ -3,8 +3,8 @@
 この PyTorch のコードは、テンソルをインプレースで更新します:
 
     def accumulate_(x, mask, index, src):
-        x.masked_fill_(mask, 0.0)        # 1. zero the masked entries
-        x.index_add_(0, index, src)      # 2. add src[i] into row index[i]
+        x.masked_fill_(mask, 0.0)        # 1. マスクされた要素をゼロにする
+        x.index_add_(0, index, src)      # 2. src[i] を index[i] 行目に足す
         return x
 
 JAX の配列はインプレースで変更できません。2 つのステップを、「新しい」配列を

@@ -31,7 +31,7 @@ import torch
 
 
 def torch_to_jax(t: torch.Tensor) -> jax.Array:
-    # TODO: dtype (bfloat16 も) と形状を保ちます。t は requires_grad かもしれません。
+    # TODO: dtype (bfloat16 も) と形状を保ちます。t は requires_grad=True かもしれません。
     raise NotImplementedError("TODO: torch のテンソルを jax.Array に変換してください")
 
 

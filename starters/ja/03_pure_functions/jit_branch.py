@@ -3,7 +3,7 @@
 これらの PyTorch の関数は、Python の `if` で値に応じて分岐します:
 
     def clip_by_norm(g, max_norm):
-        norm = torch.linalg.norm(g)          # over all elements
+        norm = torch.linalg.norm(g)          # 全要素にわたるノルム
         if norm > max_norm:
             g = g * (max_norm / norm)
         return g

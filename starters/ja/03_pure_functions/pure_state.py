@@ -1,4 +1,4 @@
-"""状態を持つ不純な処理を純粋にします: 状態を受け取り、状態を返します。
+"""状態を持つ純粋でない処理を純粋関数にします: 状態を受け取り、状態を返します。
 
 この PyTorch 風のクラスは、属性を書き換えることで、これまでに見たすべての値の
 累積平均を保持します:
@@ -8,10 +8,10 @@
             self.count = 0
             self.total = 0.0
 
-        def update(self, batch):            # batch: 1-D float tensor
+        def update(self, batch):            # batch: 1 次元の float のテンソル
             self.count += batch.numel()
             self.total += batch.sum().item()
-            return self.total / self.count  # mean of all values seen so far
+            return self.total / self.count  # これまでに見たすべての値の平均
 
 純粋なバージョンを書きます:
 

@@ -40,7 +40,7 @@ from flax import nnx
 
 
 class MLP(nnx.Module):
-    """The course's Titanic model (lesson 6). Given: no need to change it."""
+    """コースのタイタニック号のモデル (レッスン 6)。用意済みなので、変更は不要です。"""
 
     def __init__(self, d_in: int = 9, hidden: int = 64, *, rngs: nnx.Rngs):
         self.linear1 = nnx.Linear(d_in, hidden, rngs=rngs)

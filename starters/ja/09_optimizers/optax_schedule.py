@@ -2,8 +2,8 @@
 
 PyTorch では、追加のオブジェクトが 2 つと、ステップごとに追加の呼び出しが
 2 つ必要です:
-    clip_grad_norm_(model.parameters(), max_norm)     # between backward and step
-    scheduler = LambdaLR(optimizer, warmup_cosine)    # and scheduler.step()
+    clip_grad_norm_(model.parameters(), max_norm)     # backward と step の間で呼ぶ
+    scheduler = LambdaLR(optimizer, warmup_cosine)    # ステップごとに scheduler.step() も呼ぶ
 
 Optax では、どちらもオプティマイザの一部です: スケジュールは関数
 `step -> learning rate` で、クリッピングは Adam の前にチェーンでつなぐ勾配の

@@ -53,7 +53,7 @@ from flax import nnx
 
 
 class MLP(nnx.Module):
-    """The article's Titanic model. Given: no need to change it."""
+    """記事のタイタニック号のモデル。用意済みなので、変更は不要です。"""
 
     def __init__(self, d_in: int = 9, hidden: int = 64, *, rngs: nnx.Rngs):
         self.linear1 = nnx.Linear(d_in, hidden, rngs=rngs)

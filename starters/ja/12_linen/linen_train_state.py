@@ -38,7 +38,7 @@ from flax.training.train_state import TrainState
 
 
 class MLP(nn.Module):
-    """The article's model in Linen. Given: no need to change it."""
+    """記事のモデルの Linen 版。用意済みなので、変更は不要です。"""
 
     hidden: int = 64
 
@@ -48,7 +48,7 @@ class MLP(nn.Module):
 
 
 def create_train_state(seed: int, d_in: int, learning_rate: float) -> TrainState:
-    # TODO: MLP().init(key, example_x)["params"] のあとで TrainState.create(...)
+    # TODO: MLP().init(key, example_x)["params"] でパラメータを作り、TrainState.create(...) に渡します。
     raise NotImplementedError("TODO: create_train_state を書いてください")
 
 

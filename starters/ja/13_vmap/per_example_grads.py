@@ -36,7 +36,7 @@ from flax import nnx
 
 
 def example_loss(model: nnx.Module, x: jax.Array, y: jax.Array) -> jax.Array:
-    """Binary cross-entropy with logits for ONE example: x (d,), y () -> ()."""
+    """サンプル 1 つだけに対する、ロジットからの 2 値交差エントロピー: x (d,), y () -> ()"""
     logit = model(x[None, :])[0, 0]
     return optax.sigmoid_binary_cross_entropy(logit, y)
 

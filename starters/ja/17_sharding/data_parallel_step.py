@@ -1,10 +1,10 @@
 """データ並列のトレーニング ステップ: メッシュ上で、1 デバイスと同じ結果を。
 
 PyTorch で書くと (DistributedDataParallel):
-    model = DDP(model.to(rank), device_ids=[rank])   # weights replicated
-    sampler = DistributedSampler(dataset)            # each rank its slice
+    model = DDP(model.to(rank), device_ids=[rank])   # 重みは複製される
+    sampler = DistributedSampler(dataset)            # 各ランクが自分の担当分を読む
     loss = loss_fn(model(x_slice), y_slice)
-    loss.backward()                                  # gradients all-reduced
+    loss.backward()                                  # 勾配は all-reduce される
     optimizer.step()
 
 JAX にはランクがありません: 1 つのプログラムがバッチ全体を見て、バッチは
@@ -54,7 +54,7 @@ def train_step(model: nnx.Module, optimizer: nnx.Optimizer, x: jax.Array, y: jax
 
 
 def replicate(model: nnx.Module, optimizer: nnx.Optimizer, mesh: Mesh) -> None:
-    # TODO: nnx.state((model, optimizer)) -> 複製の NamedSharding での
+    # TODO: nnx.state((model, optimizer)) -> 複製する NamedSharding での
     # jax.device_put -> nnx.update
     raise NotImplementedError("TODO: replicate を書いてください")
 

@@ -1,7 +1,7 @@
 """バッチを複数のデバイスに分割し、その上で計算します。
 
 PyTorch で書くと (DataParallel 風の scatter と gather):
-    chunks = x.chunk(n_devices)                       # one per GPU
+    chunks = x.chunk(n_devices)                       # GPU ごとに 1 つ
     outs = [model_on[i](c.to(f"cuda:{i}")) for i, c in enumerate(chunks)]
     out = torch.cat([o.cpu() for o in outs])
 

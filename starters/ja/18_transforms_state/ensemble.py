@@ -1,7 +1,7 @@
 """nnx.vmap によるアンサンブルと、コピーごとに異なるドロップアウト。
 
 PyTorch で書くと:
-    members = [MLP(d_in, hidden) for _ in range(n_members)]         # each its own init
+    members = [MLP(d_in, hidden) for _ in range(n_members)]         # それぞれ別々に初期化
     params, buffers = torch.func.stack_module_state(members)
     preds = torch.vmap(lambda p, b, x: functional_call(members[0], (p, b), (x,)),
                        in_dims=(0, 0, None))(params, buffers, x)
@@ -55,7 +55,7 @@ from flax import nnx
 
 
 class MLP(nnx.Module):
-    """d_in -> hidden -> 1 with ReLU. Do not change it."""
+    """ReLU を使う d_in -> hidden -> 1。変更しないでください。"""
 
     def __init__(self, d_in: int, hidden: int, *, rngs: nnx.Rngs):
         self.l1 = nnx.Linear(d_in, hidden, rngs=rngs)

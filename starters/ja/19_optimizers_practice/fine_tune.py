@@ -52,7 +52,7 @@ from flax import nnx
 
 
 class Classifier(nnx.Module):
-    """A body (think: a pretrained network) and a new head. Do not change it."""
+    """本体 (事前学習済みネットワークだと考えてください) と新しいヘッド。変更しないでください。"""
 
     def __init__(self, d: int, h: int, *, rngs: nnx.Rngs):
         self.body = nnx.Linear(d, h, rngs=rngs)

@@ -1,12 +1,12 @@
 """どこでも有限の勾配を持つ正規化と、jit の中で入力をチェックするエントロピー。
 
 PyTorch で書くと:
-    def safe_normalize(x):       # torch.linalg.norm's gradient at 0 is 0, and F.normalize
-        return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # clamps the norm at 1e-12
+    def safe_normalize(x):       # torch.linalg.norm の 0 での勾配は 0。F.normalize は
+        return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # ノルムを 1e-12 でクランプする
 
     def checked_entropy(p):
         assert (p >= 0).all(), f"checked_entropy: negative probability {p.min()}"
-        return -torch.special.xlogy(p, p).sum(-1)                # 0 * log(0) counts as 0
+        return -torch.special.xlogy(p, p).sum(-1)                # 0 * log(0) は 0 と数える
 
 移植の落とし穴: PyTorch は、ゼロ ベクトルでの `torch.linalg.norm` の勾配を
 0 と定義しています。`jnp.linalg.norm` (と `jnp.sqrt(jnp.sum(x * x))`) は

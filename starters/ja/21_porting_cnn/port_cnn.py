@@ -77,7 +77,7 @@ from flax import nnx
 
 
 class TorchCNN(torch.nn.Module):
-    """The PyTorch model to port. Do not change it."""
+    """移植する PyTorch のモデル。変更しないでください。"""
 
     def __init__(self, in_channels: int, n_classes: int, size: int):
         super().__init__()
@@ -96,7 +96,7 @@ class TorchCNN(torch.nn.Module):
 class CNN(nnx.Module):
     def __init__(self, in_channels: int, n_classes: int, size: int, *, rngs: nnx.Rngs):
         # TODO: conv1、bn1、conv2、bn2、fc。ストライド 2 の畳み込みのパディングと、
-        # BatchNorm の momentum (Flax では逆の向きに数えます) に注意してください。
+        # BatchNorm の momentum (Flax では数え方が逆です) に注意してください。
         raise NotImplementedError("TODO: CNN.__init__ を書いてください")
 
     def __call__(self, x: jax.Array) -> jax.Array:
