@@ -9,7 +9,7 @@ Starters come in each language of the course. The English ones are `exercises/` 
 comments and `NotImplementedError` messages. When a starter's language is fixed:
 
 - An exercise's file takes the learner's language the first time the learner works on it
-  (the app opens it, or `jaxlings check` or `jaxlings watch` takes it up): if it is still the
+  (the app opens it, or `jaxlings check`, `watch` or `hint` takes it up): if it is still the
   English starter byte for byte and the progress file has no entry for it yet, the starter
   in the language in use replaces it (`localize_starter`). Nothing else is ever rewritten.
 - From then on the file is the learner's: switching the language leaves it as it is.

@@ -259,3 +259,18 @@ def test_doctor_names_a_starter_missing_from_a_language_the_course_ships(course)
     ]
     shutil.rmtree(root / "starters")
     assert validate(root) == []  # a course with no Japanese starters at all is complete
+
+
+def test_a_first_hint_in_japanese_gives_the_japanese_starter_before_the_hint_is_recorded(course, capsys):
+    root, ws = course
+    mine = ws / "exercises" / "01_basics" / "scale.py"
+    assert main(["--lang", "ja", "hint", "fx_scale"]) == 0
+    assert mine.read_text(encoding="utf-8") == JA_SCALE
+    # In English first, the hint fixes the English starter: a later Japanese check keeps it.
+    english = (root / "exercises" / "01_basics" / "stats.py").read_text(encoding="utf-8")
+    (root / "starters" / "ja" / "01_basics" / "stats.py").write_text("# 日本語\n" + english, encoding="utf-8")
+    assert main(["hint", "fx_stats"]) == 0
+    from course.workspace import localize_starter
+
+    assert not localize_starter(load_catalog(root).exercise("fx_stats"), lang="ja")
+    assert (ws / "exercises" / "01_basics" / "stats.py").read_text(encoding="utf-8") == english

@@ -312,6 +312,9 @@ def cmd_hint(args: argparse.Namespace) -> int:
     ex, code = _named_or_current(catalog, args.name, "hint")
     if ex is None:
         return code
+    from course.workspace import localize_starter
+
+    localize_starter(ex)  # before the hint gives the exercise an entry, which fixes its starter's language
     progress = Progress.load()
     _warn(progress)
     already = progress.hint_level(ex.name)
