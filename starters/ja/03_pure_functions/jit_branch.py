@@ -45,7 +45,7 @@ import jax.numpy as jnp
 
 def clip_by_norm(g: jax.Array, max_norm: float) -> jax.Array:
     norm = jnp.linalg.norm(g)
-    # TODO: jax.jit の中では、トレースされた値に対する Python の `if` は失敗します。代わりに選択を使います。
+    # TODO: jax.jit の中では、トレースされた値への Python の `if` は失敗します。代わりに選択を使います。
     if norm > max_norm:
         g = g * (max_norm / norm)
     return g

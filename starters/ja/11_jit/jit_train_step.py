@@ -64,7 +64,7 @@ def train_step(model: nnx.Module, optimizer: nnx.Optimizer, x, y, mask) -> jax.A
 
 
 def make_batches(x, y, batch_size: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    # TODO: バッチを順番どおりに作ります。短い最後のバッチはゼロの行でパディングし、バッチごとのマスクを作ります。
+    # TODO: バッチを順に作ります。短い最後のバッチはゼロの行でパディングし、各バッチのマスクも作ります。
     raise NotImplementedError("TODO: make_batches を書いてください")
 
 

@@ -36,5 +36,5 @@ import numpy as np
 
 
 def time_fn(fn, *args, repeats: int = 5) -> dict:
-    # TODO: 最初の呼び出しを別に計り、次に `repeats` 回の呼び出しを計ります。結果はどれも完了まで待ちます (block_until_ready)。
+    # TODO: 最初の呼び出しは別に計り、次に `repeats` 回を計ります。結果はすべて block_until_ready で待ちます。
     raise NotImplementedError("TODO: time_fn を書いてください")

@@ -53,5 +53,5 @@ def create_train_state(seed: int, d_in: int, learning_rate: float) -> TrainState
 
 
 def train_step(state: TrainState, x, y):
-    # TODO: @jax.jit で修飾し、state.params について jax.value_and_grad を求めて apply_gradients を呼びます。
+    # TODO: @jax.jit で修飾し、state.params について jax.value_and_grad、apply_gradients。
     raise NotImplementedError("TODO: train_step を書いてください")

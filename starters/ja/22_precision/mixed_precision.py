@@ -50,5 +50,5 @@ def loss_fn(model: MLP, x: jax.Array, y: jax.Array) -> jax.Array:
 
 
 def train_step(model: MLP, optimizer: nnx.Optimizer, x: jax.Array, y: jax.Array) -> jax.Array:
-    # TODO: @nnx.jit で修飾し、loss_fn の value_and_grad を求め、optimizer.update を呼んで、損失を返します。
+    # TODO: @nnx.jit で修飾し、loss_fn の value_and_grad、optimizer.update、損失を返します。
     raise NotImplementedError("TODO: train_step を書いてください")
