@@ -262,6 +262,13 @@ def _build(data: dict, root: Path, problems: list[str]) -> Catalog:
     return Catalog(title, tuple(lessons), root, problems)
 
 
+def _starter_editions(root: Path) -> list[str]:
+    """The languages the course ships starters in besides English: the folders of starters/."""
+    from course import i18n
+
+    return [lang for lang in i18n.LANGUAGES if lang != i18n.DEFAULT and (root / "starters" / lang).is_dir()]
+
+
 def validate(root: Path | None = None) -> list[str]:
     """Every problem with the manifest and the files it names (empty: all good)."""
     catalog = load_catalog(root, strict=False)
@@ -275,6 +282,10 @@ def validate(root: Path | None = None) -> list[str]:
             if not (croot / "exercises" / ex.file).is_file():
                 problems.append(_("exercise {name!r}: starter exercises/{file} is missing").format(
                     name=ex.name, file=ex.file))
+            for lang in _starter_editions(croot):
+                if not (croot / "starters" / lang / ex.file).is_file():
+                    problems.append(f"exercise {ex.name!r}: starter starters/{lang}/{ex.file} is missing "
+                                    f"(learners in {lang!r} get the English one)")
             if not ex.solution_path().is_file():
                 problems.append(f"exercise {ex.name!r}: solution solutions/{ex.file} is missing")
             if not ex.check_path().is_file():

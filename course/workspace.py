@@ -2,6 +2,20 @@
 
 Shared by the CLI and the app, so `jaxlings reset` and the app's reset do the
 same thing, and both agree with the check runner on which files are readable.
+
+Starters come in each language of the course. The English ones are `exercises/` itself
+(the course checkout is the learner's workspace); another language's are under
+`starters/<lang>/`, with the same relative paths, the same code and their own docstring,
+comments and `NotImplementedError` messages. When a starter's language is fixed:
+
+- An exercise's file takes the learner's language the first time the learner works on it
+  (the app opens it, or `jaxlings check`, `watch` or `hint` takes it up): if it is still the
+  English starter byte for byte and the progress file has no entry for it yet, the starter
+  in the language in use replaces it (`localize_starter`). Nothing else is ever rewritten.
+- From then on the file is the learner's: switching the language leaves it as it is.
+- `reset` restores the starter in the language in use at the time of the reset, with the
+  usual backup (none when the file is a starter as shipped, in any language).
+- An exercise with no starter in a language falls back to the English one.
 """
 
 from __future__ import annotations
@@ -37,8 +51,47 @@ def read_source(path: str | os.PathLike, display: str | None = None) -> str:
     return data.decode("utf-8")
 
 
-def pristine_starter(exercise: Any) -> str:
-    """The starter file as shipped with the course.
+STARTERS = "starters"  # the course root's starters/<lang>/<file>: the starters in other languages
+
+
+def translated_starter_path(exercise: Any, lang: str) -> Path:
+    """Where the course keeps the starter of `exercise` in `lang` (other than English)."""
+    from course import paths
+
+    return (exercise.root or paths.course_root()) / STARTERS / lang / exercise.file
+
+
+def starter_languages(exercise: Any) -> list[str]:
+    """The languages this exercise has a starter in: English, then those under starters/."""
+    from course import i18n
+
+    return [i18n.DEFAULT] + [lang for lang in i18n.LANGUAGES if lang != i18n.DEFAULT
+                             and translated_starter_path(exercise, lang).is_file()]
+
+
+def pristine_starter(exercise: Any, lang: str | None = None) -> str:
+    """The starter file as shipped with the course, in `lang` (default: the language in use).
+
+    A language other than English reads `starters/<lang>/<file>` from the course, which the
+    learner never edits; an exercise without one there gets the English starter.
+    """
+    from course import i18n
+
+    lang = lang or i18n.language()
+    if lang != i18n.DEFAULT:
+        translated = translated_starter_path(exercise, lang)
+        if translated.is_file():
+            return translated.read_text(encoding="utf-8")
+    return _english_starter(exercise)
+
+
+def shipped_starters(exercise: Any) -> list[bytes]:
+    """The starter as shipped in every language it has (English first); raises ResetError."""
+    return [pristine_starter(exercise, lang).encode("utf-8") for lang in starter_languages(exercise)]
+
+
+def _english_starter(exercise: Any) -> str:
+    """The English starter file as shipped with the course.
 
     When the workspace is separate from the course (JAXLINGS_WORKSPACE), the
     course's own exercises/ is pristine. When the learner edits the course
@@ -67,6 +120,34 @@ def pristine_starter(exercise: Any) -> str:
             "with that file committed ({reason}). Restore it from a fresh copy of the course."
         ).format(file=relative, root=root, reason=reason[-1] if reason else _("git failed")))
     return proc.stdout.decode("utf-8")
+
+
+def localize_starter(exercise: Any, progress_path: str | os.PathLike | None = None,
+                     lang: str | None = None) -> bool:
+    """Give the learner the starter in their language, the first time they work on an exercise.
+
+    Only when all of these hold: the language (default: the one in use) is not English and
+    the course has a starter in it; the learner's file is still the English starter byte for
+    byte; and the progress file has no entry for the exercise (never checked, hinted or reset),
+    so the starter's language has not been fixed yet. Returns whether the file was replaced.
+    Never raises: any problem leaves the file as it is.
+    """
+    from course import i18n
+    from course.progress import Progress
+
+    lang = lang or i18n.language()
+    if lang == i18n.DEFAULT or not translated_starter_path(exercise, lang).is_file():
+        return False
+    try:
+        if exercise.name in Progress.load(progress_path).exercises:
+            return False
+        target = exercise.exercise_path()
+        if target.is_symlink() or target.read_bytes() != _english_starter(exercise).encode("utf-8"):
+            return False
+        _write_atomically(target, pristine_starter(exercise, lang).encode("utf-8"))
+    except (ResetError, OSError, ValueError):
+        return False
+    return True
 
 
 def restore_starter(exercise: Any) -> None:
@@ -98,14 +179,15 @@ def reset_exercise(exercise: Any, progress_path: str | os.PathLike | None = None
     """
     from course.progress import Progress
 
-    starter = pristine_starter(exercise).encode("utf-8")
+    starter = pristine_starter(exercise).encode("utf-8")  # in the language in use
+    shipped = shipped_starters(exercise)
     target = exercise.exercise_path()
     backup = None
     try:
         mine = target.read_bytes()  # bytes: a file that is not UTF-8 is kept exactly as it was
     except FileNotFoundError:
         mine = None
-    if mine is not None and mine != starter:
+    if mine is not None and mine != starter and mine not in shipped:  # a starter as shipped holds nothing of theirs
         backup = _backup_path(exercise)
         _write_atomically(backup, mine)
     _write_atomically(target, starter)
@@ -144,10 +226,10 @@ def restore_backup(exercise: Any, backup: Path, progress_path: str | os.PathLike
         mine = None
     kept = None
     try:
-        starter = pristine_starter(exercise).encode("utf-8")
+        shipped = shipped_starters(exercise)
     except ResetError:
-        starter = None
-    if mine is not None and mine != data and mine != starter:
+        shipped = []
+    if mine is not None and mine != data and mine not in shipped:
         kept = _backup_path(exercise)
         _write_atomically(kept, mine)
     _write_atomically(target, data)

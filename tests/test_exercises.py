@@ -1,4 +1,6 @@
-"""Every exercise in the real course: the untouched starter fails, the reference
+"""Every exercise in the real course: the untouched starter fails, in English
+(exercises/) and in Japanese (starters/ja/), each time with a verdict and never a
+check error (no check depends on a starter's docstring or messages); the reference
 solution passes, and every alternative solution in tests/alternatives/ passes
 (`<exercise>.py` and `<exercise>__<variant>.py`).
 
@@ -33,6 +35,8 @@ def _cases() -> list:
     cases = []
     for ex in CATALOG.exercises:
         cases.append(pytest.param(ex.name, "starter", None, id=f"{ex.name}-starter"))
+        cases.append(pytest.param(ex.name, "starter", CATALOG.root / "starters" / "ja" / ex.file,
+                                  id=f"{ex.name}-starter-ja"))
         cases.append(pytest.param(ex.name, "solution", None, id=f"{ex.name}-solution"))
         for alt in _alternatives(ex.name):
             cases.append(pytest.param(ex.name, "alternative", alt, id=f"{ex.name}-alt-{alt.stem}"))
@@ -63,7 +67,7 @@ def _seed() -> int | None:
 @pytest.mark.parametrize("name, kind, path", _cases())
 def test_exercise(session: CheckSession, name: str, kind: str, path: Path | None) -> None:
     ex = CATALOG.exercise(name)
-    starter = CATALOG.root / "exercises" / ex.file
+    starter = path if kind == "starter" and path is not None else CATALOG.root / "exercises" / ex.file
     _require(starter, ex.solution_path(), ex.check_path())
     if kind == "starter":
         result = session.run(ex, learner_file=starter, seed=_seed(), first_failure=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 from course import paths
 from course.grader.gradescope import SUBMISSION_BUDGET_S
 
-_COURSE_PARTS = ("lessons", "solutions", "exercises", "checks")  # from the course root
+_COURSE_PARTS = ("lessons", "solutions", "exercises", "starters", "checks")  # from the course root
 _TOP_FILES = ("pyproject.toml", "constraints.txt", "README.md", "LICENSE")
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".jaxlings", "grader_fixtures"}
 

@@ -188,6 +188,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         exercise = _exercise(catalog, args.name)
         if exercise is None:
             return EXIT_USAGE
+    from course.workspace import localize_starter
+
+    localize_starter(exercise)  # the first time: the starter in the learner's language (course/workspace.py)
     _isolation_notice()
     try:
         with _checking_line(exercise):
@@ -309,6 +312,9 @@ def cmd_hint(args: argparse.Namespace) -> int:
     ex, code = _named_or_current(catalog, args.name, "hint")
     if ex is None:
         return code
+    from course.workspace import localize_starter
+
+    localize_starter(ex)  # before the hint gives the exercise an entry, which fixes its starter's language
     progress = Progress.load()
     _warn(progress)
     already = progress.hint_level(ex.name)

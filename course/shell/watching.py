@@ -262,9 +262,12 @@ class WatchLoop:
         return Path(self.exercise.exercise_path())
 
     def _switch_to(self, exercise: Any) -> None:
+        from course.workspace import localize_starter
+
         self._stop_watching()
         self.exercise = exercise
         self.passed = False
+        localize_starter(exercise, self.progress_path)  # the first time: the starter in the learner's language
         self._watcher = self.watch(self._path(), self.events)
 
     def _stop_watching(self) -> None:

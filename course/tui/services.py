@@ -177,6 +177,13 @@ class Services:
 
         return load_lesson(path)
 
+    def localize_starter(self, exercise, progress) -> bool:
+        """The first time the learner works on an exercise, its untouched English starter
+        becomes the starter in the language in use (see course/workspace.py)."""
+        from course.workspace import localize_starter
+
+        return localize_starter(exercise, progress.path)
+
     def restore_starter(self, exercise) -> None:
         from course.shell import commands
 

@@ -62,7 +62,11 @@ async def test_exercise_screen_shows_the_task_hints_and_lesson_title_in_japanese
     app = JaxlingsApp(FakeLabServices())
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_exercise(pilot)
-        assert task(screen) == unwrap_cjk(statement)
+        # Opened for the first time in Japanese: the file is now the Japanese starter, whose
+        # docstring is the catalog's statement (its code examples with Japanese comments).
+        japanese = ast.get_docstring(ast.parse((REPO / "starters" / "ja" / FILE).read_text(encoding="utf-8")))
+        assert task(screen) == unwrap_cjk(japanese)
+        assert statement.split("\n\n")[0] == japanese.split("\n\n")[0]
         # The catalog's lines break mid-sentence; on screen the sentence has no gap.
         assert "配列を\n" in statement and "「新しい」配列を返して入力には" in task(screen)
         exercise = app.catalog.exercise(EXERCISE)
@@ -122,3 +126,31 @@ def test_unwrap_cjk_joins_japanese_lines_of_a_paragraph_only():
                                 "    code:\n        説明の\n        続き\n\n- 項目の続き。\n- 次の項目\n")
     english = "A line\nand the next\n\n    code\n"
     assert unwrap_cjk(english) == english
+
+
+async def test_opening_an_exercise_in_japanese_the_first_time_gives_the_japanese_starter(real_course):
+    mine = real_course / "exercises" / FILE
+    japanese = (REPO / "starters" / "ja" / FILE).read_text(encoding="utf-8")
+    i18n.set_language("ja")
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_exercise(pilot)
+        assert mine.read_text(encoding="utf-8") == japanese
+        assert screen.query_one("#editor").text == japanese
+        assert task(screen) == unwrap_cjk(ast.get_docstring(ast.parse(japanese)))
+    # Switched to English: the file stays as it is, and the task pane reads the English statement.
+    i18n.set_language(i18n.DEFAULT)
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_exercise(pilot)
+        assert mine.read_text(encoding="utf-8") == japanese
+        assert task(screen) == STATEMENT
+
+
+async def test_opening_an_exercise_in_english_leaves_the_english_starter(real_course):
+    mine = real_course / "exercises" / FILE
+    i18n.set_language(i18n.DEFAULT)
+    app = JaxlingsApp(FakeLabServices())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_exercise(pilot)
+    assert mine.read_text(encoding="utf-8") == STARTER

@@ -59,15 +59,36 @@ def translated_task(exercise: Any, source: str) -> str:
     from course.workspace import ResetError, pristine_starter
 
     english = task_of(source)
+    shipped_in = _starter_language_of(exercise, english)
+    if shipped_in == i18n.language():  # the statement of the starter in this language, as shipped
+        return unwrap_cjk(english)
+    if shipped_in is not None:  # another language's starter: the English statement is the catalog's key
+        try:
+            english = task_of(pristine_starter(exercise, i18n.DEFAULT))
+        except (ResetError, OSError, ValueError):
+            pass
     if i18n.language() == i18n.DEFAULT:
         return english
     if i18n.content(english) != english:  # the docstring as shipped: no need to look for the original
         return unwrap_cjk(i18n.content(english))
     try:  # edited: the original comes from the course (or `git show`, hence only now)
-        shipped = ast.get_docstring(ast.parse(pristine_starter(exercise)))
+        shipped = ast.get_docstring(ast.parse(pristine_starter(exercise, i18n.DEFAULT)))
     except (ResetError, OSError, ValueError, SyntaxError):
         return english
     return unwrap_cjk(i18n.content(shipped)) if shipped else english
+
+
+def _starter_language_of(exercise: Any, task: str) -> str | None:
+    """The language (other than English) whose shipped starter has `task` as its statement, or None."""
+    from course.workspace import starter_languages, translated_starter_path
+
+    for lang in starter_languages(exercise)[1:]:
+        try:
+            if task_of(translated_starter_path(exercise, lang).read_text(encoding="utf-8")) == task:
+                return lang
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 _CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"  # kana, kanji, CJK and full-width punctuation
@@ -310,6 +331,7 @@ class ExerciseScreen(CourseScreen):
     # -- loading and watching the file -------------------------------------------
     @work(thread=True, exclusive=True, group="file", exit_on_error=False, description=N_("opening the exercise"))
     def _open_file(self) -> None:
+        self.app.services.localize_starter(self.exercise, self.app.progress)  # before anything reads it
         text, error = self.app.services.read_learner_file(self.exercise.exercise_path())
         self.post_message(self.Opened(text, error))
 
