@@ -1,6 +1,6 @@
 """Every exercise in the real course: the untouched starter fails, in English
-(exercises/) and in Japanese (starters/ja/), each time with a verdict and never a
-check error (no check depends on a starter's docstring or messages); the reference
+(exercises/) or in Japanese (starters/ja/, every other exercise), with a verdict and
+never a check error (no check depends on a starter's docstring or messages); the reference
 solution passes, and every alternative solution in tests/alternatives/ passes
 (`<exercise>.py` and `<exercise>__<variant>.py`).
 
@@ -33,10 +33,16 @@ def _alternatives(name: str) -> list[Path]:
 
 def _cases() -> list:
     cases = []
-    for ex in CATALOG.exercises:
-        cases.append(pytest.param(ex.name, "starter", None, id=f"{ex.name}-starter"))
-        cases.append(pytest.param(ex.name, "starter", CATALOG.root / "starters" / "ja" / ex.file,
-                                  id=f"{ex.name}-starter-ja"))
+    for i, ex in enumerate(CATALOG.exercises):
+        # The Japanese starters hold the English starters' code (tests/test_starters_ja.py compares
+        # their syntax trees), so each exercise's check runs on one of the two: every other
+        # exercise on the Japanese one, which shows that no check reads a docstring, a comment or
+        # a NotImplementedError message, without running every starter twice.
+        if i % 2:
+            cases.append(pytest.param(ex.name, "starter", CATALOG.root / "starters" / "ja" / ex.file,
+                                      id=f"{ex.name}-starter-ja"))
+        else:
+            cases.append(pytest.param(ex.name, "starter", None, id=f"{ex.name}-starter"))
         cases.append(pytest.param(ex.name, "solution", None, id=f"{ex.name}-solution"))
         for alt in _alternatives(ex.name):
             cases.append(pytest.param(ex.name, "alternative", alt, id=f"{ex.name}-alt-{alt.stem}"))
