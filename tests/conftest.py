@@ -45,3 +45,14 @@ def _english_unless_asked():
     yield
     if i18n.language() != i18n.DEFAULT:
         i18n.set_language(i18n.DEFAULT)
+
+
+@pytest.fixture(scope="session")
+def course_compile_cache(tmp_path_factory):
+    """The compilation caches a learner's workspace gives its checks (`workspace_compile_cache`),
+    for the suite's runs of the real course's checks: an eager step that builds new functions on
+    every call (optax.MultiSteps' conditionals) compiles the same programs again and again, and a
+    learner's checks read them from the cache after the first time; so do these."""
+    from course.engine.caches import workspace_compile_cache
+
+    return workspace_compile_cache(tmp_path_factory.mktemp("workspace") / ".jaxlings")

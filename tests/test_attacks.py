@@ -67,8 +67,8 @@ def _snapshot() -> dict[str, tuple[int, int]]:
 
 
 @pytest.fixture(scope="module")
-def session():
-    with CheckSession() as s:
+def session(course_compile_cache):
+    with CheckSession(compile_cache=course_compile_cache) as s:
         yield s
 
 

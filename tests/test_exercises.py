@@ -50,8 +50,8 @@ def _cases() -> list:
 
 
 @pytest.fixture(scope="module")
-def session():
-    with CheckSession() as s:
+def session(course_compile_cache):
+    with CheckSession(compile_cache=course_compile_cache) as s:
         yield s
 
 
