@@ -22,8 +22,9 @@ line that is only `...` stands for one or more lines left out. Anything else tha
 differs is a failure.
 
 The blocks run once (tests/lesson_exec.py, on the English edition); the Japanese
-edition has the same code blocks (tests/test_i18n.py), so its quotes are compared
-with the same run.
+edition has the same code blocks, line for line, where only explanatory comments are
+translated and every output quote is the English one (tests/test_i18n.py,
+`translated_code_differs` below), so its quotes are compared with the same run.
 """
 
 from __future__ import annotations
