@@ -22,8 +22,9 @@ line that is only `...` stands for one or more lines left out. Anything else tha
 differs is a failure.
 
 The blocks run once (tests/lesson_exec.py, on the English edition); the Japanese
-edition has the same code blocks (tests/test_i18n.py), so its quotes are compared
-with the same run.
+edition has the same code blocks, line for line, where only explanatory comments are
+translated and every output quote is the English one (tests/test_i18n.py,
+`translated_code_differs` below), so its quotes are compared with the same run.
 """
 
 from __future__ import annotations
@@ -243,3 +244,53 @@ def compare_lesson(lesson: LessonText, report: list[dict]) -> list[str]:
             continue
         problems += [f"block at line {block.line}, {p}" for p in compare_arrows(block, entry)]
     return problems
+
+
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff01-\uff5e]")
+
+
+def _tokens_and_comments(code: str) -> tuple[list[tuple[int, str, int]], list[tuple[int, str]]]:
+    """The tokens of a block without its comments ((type, text, line) each), and its
+    comments ((line, text) each)."""
+    import io
+    import tokenize
+
+    tokens, comments = [], []
+    for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        if token.type == tokenize.COMMENT:
+            comments.append((token.start[0], token.string))
+        else:
+            tokens.append((token.type, token.string, token.start[0]))
+    return tokens, comments
+
+
+def translated_code_differs(english: str, translated: str) -> str | None:
+    """None if the Python block `translated` is the block `english` with only some of
+    its explanatory comments translated, else why not.
+
+    The code is compared token by token with the comments left out, line numbers
+    included (the quotes are matched to the English run by line). Every output quote
+    (`# → value` and the comment lines continuing it, tests/lesson_output.py) is the
+    same, and a comment either is in Japanese or is the English comment unchanged, so
+    a value comment such as `# [0. 1. 2.]` or `# float32` cannot drift."""
+    import tokenize
+
+    try:
+        en_tokens, en_comments = _tokens_and_comments(english)
+        ja_tokens, ja_comments = _tokens_and_comments(translated)
+    except (tokenize.TokenError, IndentationError, SyntaxError) as exc:
+        return f"does not tokenize: {exc}"
+    if [t[:2] for t in en_tokens] != [t[:2] for t in ja_tokens]:
+        return "the code differs (comments left out)"
+    if en_tokens != ja_tokens:
+        return "the code is on different lines"
+    if _arrow_quotes(english) != _arrow_quotes(translated):
+        return "a `# →` output quote differs"
+    if [line for line, _ in en_comments] != [line for line, _ in ja_comments]:
+        return "the comments are on different lines"
+    for (line, en), (_, ja) in zip(en_comments, ja_comments):
+        if (ARROW.match(en) or ARROW.match(ja)) and ja != en:
+            return f"line {line}: the output comment {en!r} changed"
+        if ja != en and not _JAPANESE.search(ja):
+            return f"line {line}: the comment {ja!r} is neither the English {en!r} nor Japanese"
+    return None

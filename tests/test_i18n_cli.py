@@ -153,7 +153,7 @@ def test_watch_key_help_and_messages_in_japanese(course, tmp_path):
     text = out.getvalue()
     assert "h ヒント  l 一覧  c 再チェック  q 終了" in text  # before a pass: no `n`
     assert "n 次  h ヒント" in text  # after the pass
-    assert "`n` は fx_scale に合格すると次に進めます" in text
+    assert "fx_scale に合格すると、`n` で次に進めます" in text
     assert "ヒント 1/2: Multiply." in text
     assert "(再チェック: 保存時)" in text
     assert "quit" not in text and "check again" not in text
@@ -442,7 +442,7 @@ def test_lab_report_in_japanese_fits_80_columns():
     lines = text.splitlines()
     assert all(cell_len(line) <= 80 for line in lines), max(lines, key=cell_len)
     assert "…" not in text
-    for word in ("速度: Titanic MLP、500 エポック、バッチ 32", "バリアント", "コンパイル s", "全体 s", "トレーニング",
+    for word in ("速度: タイタニック号の MLP、500 エポック、バッチ 32", "バリアント", "コンパイル s", "全体 s", "トレーニング",
                  "損失", "正解率", "ハードウェア:", "* 20 エポックの実測から 500 エポックに外挿"):
         assert word in text
     for r in report.results:

@@ -106,8 +106,8 @@ async def test_a_switch_keeps_unsaved_edits_and_says_the_exercise_in_japanese(wo
         tabs = screen.query_one("#exercise-info")
         assert [str(tabs.get_tab(p).label) for p in ("tab-task", "tab-results", "tab-hints")] == ["課題", "結果", "ヒント"]
         results = str(screen.query_one("#results").render())
-        assert re.search(r"✗ 1 個中 1 個のチェックが失敗: [^\n.]+。\n", results)  # the headline's words come from the CLI catalog
-        await wait_until(pilot, lambda: {"保存+確認", "ヒント"} <= footer_words(app))
+        assert re.search(r"✗ 1 件のチェックのうち 1 件が失敗: [^\n.]+。\n", results)  # the headline's words come from the CLI catalog
+        await wait_until(pilot, lambda: {"チェック", "ヒント"} <= footer_words(app))
         assert (workspace / "exercises/01_arrays/scale.py").read_text(encoding="utf-8") != edited
 
 
