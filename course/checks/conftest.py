@@ -10,13 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from course.engine.words import _
+
 RUN_PLUGIN = "jaxlings-run"
 
 
 def _run(request: pytest.FixtureRequest):
     run = request.config.pluginmanager.get_plugin(RUN_PLUGIN)
     if run is None:
-        pytest.fail("hidden checks run through the course engine (`jaxlings check`), not plain pytest")
+        pytest.fail(_("hidden checks run through the course engine (`jaxlings check`), not plain pytest"))
     return run
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_equal, assert_tree_close, fail
+from course.engine.words import _
 
 TIMEOUT = 120
 FRESH_LEARNERS = 1
@@ -83,7 +84,7 @@ def probe_restore(module, files, d, hidden, x, label):
             f.write(data.tobytes())
     restored = module.restore_model(path, lambda: MLP(d, hidden, nnx.Rngs(int(label, 16) % 100_000)))
     if not isinstance(restored, nnx.Module):
-        return {"error": f"restore_model returned {type(restored).__name__}, not an nnx.Module"}
+        return {"error": "not_module", "type": type(restored).__name__}
     return {"state": nnx.to_pure_dict(nnx.state(restored)), "out": restored(jnp.asarray(x))}
 
 
@@ -110,19 +111,22 @@ def _raw_bytes(state):
 def _files(saved, i, call, need):
     files = saved[i] if isinstance(saved, list) and len(saved) == N_SAVED else None
     if not isinstance(files, dict) or not files:
-        fail(f"{call} left nothing in the directory `path`: create it and write the model's state there.")
+        fail(_("{call} left nothing in the directory `path`: create it and write the model's state there.")
+             .format(call=call))
     total = 0
     for rel, data in files.items():
         parts = rel.split("/")
         if rel.startswith("/") or ".." in parts or not isinstance(data, np.ndarray) or data.dtype != np.uint8:
-            fail(f"{call} wrote a file the check cannot copy ({rel!r:.80}).")
+            fail(_("{call} wrote a file the check cannot copy ({rel!r:.80}).").format(call=call, rel=rel))
         total += data.size
     if len(files) > MAX_FILES or total > MAX_BYTES:
-        fail(f"{call} wrote {len(files)} files, {total} bytes: far more than a small model needs.")
+        fail(_("{call} wrote {files} files, {total} bytes: far more than a small model needs.")
+             .format(call=call, files=len(files), total=total))
     # Random float32 values hardly compress: a checkpoint holding them takes about their size.
     if total < need // 2:
-        fail(f"{call} wrote {total} bytes, but the model's variables alone take {need} bytes: the checkpoint "
-             "must hold every variable's values, so that the model can be restored from the files alone.")
+        fail(_("{call} wrote {total} bytes, but the model's variables alone take {need} bytes: the checkpoint "
+               "must hold every variable's values, so that the model can be restored from the files alone.")
+             .format(call=call, total=total, need=need))
     return files
 
 
@@ -130,13 +134,14 @@ def test_restored_models_are_the_saved_ones(learner, rng, seed):
     d, hidden = int(rng.integers(3, 10)), int(rng.integers(4, 33))
     states = [_state(rng, d, hidden) for _ in range(N_SAVED)]
     saved = learner.probe(probe_save, states, d, hidden)
-    what = f"MLP {d}->{hidden}->1 with batch norm"
-    files = [_files(saved, i, f"save_model(model, path) ({what}, model {i})", _raw_bytes(states[i]))
+    what = _("MLP {d}->{hidden}->1 with batch norm").format(d=d, hidden=hidden)
+    files = [_files(saved, i, _("save_model(model, path) ({what}, model {i})").format(what=what, i=i),
+                    _raw_bytes(states[i]))
              for i in range(N_SAVED)]
     for i in range(1, N_SAVED):
         if sorted(files[i]) == sorted(files[0]) and all(np.array_equal(v, files[0][k]) for k, v in files[i].items()):
-            fail(f"save_model wrote the same bytes for two models with different weights ({what}): "
-                 "save the state of the model you are given.")
+            fail(_("save_model wrote the same bytes for two models with different weights ({what}): "
+                   "save the state of the model you are given.").format(what=what))
     x = rng.standard_normal((int(rng.integers(4, 12)), d)).astype(np.float32)
     # Restored in a process that never held the states: a model kept in memory (or
     # stashed beside the checkpoint's padding) is gone; only the files come across.
@@ -147,18 +152,22 @@ def test_restored_models_are_the_saved_ones(learner, rng, seed):
         # saved models this is, except the files themselves.
         label = f"{int(rng.integers(1 << 31)):08x}"
         got = learner.probe(probe_restore, files[i], d, hidden, x, label)
-        call = f"restore_model(path, make_model) on a copy of the directory model {i} ({what}) was saved to"
+        call = _("restore_model(path, make_model) on a copy of the directory model {i} ({what}) was saved to").format(
+            i=i, what=what)
         if "error" in got:
-            fail(f"{call}: {got['error']}.")
+            fail(_("{call}: restore_model returned {type}, not an nnx.Module.").format(call=call, type=got.get("type")))
         state = got["state"]
         if not isinstance(state, dict):
-            fail(f"{call}: the restored model's state is {type(state).__name__}.")
-        assert_equal(sorted(state), sorted(states[i]), what=f"{call}: the layers of the restored model")
+            fail(_("{call}: the restored model's state is {type}.").format(call=call, type=type(state).__name__))
+        assert_equal(sorted(state), sorted(states[i]), what=_("{call}: the layers of the restored model").format(call=call))
         for layer in states[i]:
             if not isinstance(state[layer], dict):
-                fail(f"{call}: layer {layer!r} of the restored model is {type(state[layer]).__name__}.")
+                fail(_("{call}: layer {layer!r} of the restored model is {type}.").format(
+                    call=call, layer=layer, type=type(state[layer]).__name__))
             assert_equal(sorted(state[layer]), sorted(states[i][layer]),
-                         what=f"{call}: the variables of layer {layer!r} (batch-norm statistics included)")
-        assert_tree_close(state, states[i], what=f"{call}: every variable, bit for bit", rtol=0, atol=0)
+                         what=_("{call}: the variables of layer {layer!r} (batch-norm statistics included)").format(
+                             call=call, layer=layer))
+        assert_tree_close(state, states[i], what=_("{call}: every variable, bit for bit").format(call=call),
+                          rtol=0, atol=0)
         assert_tree_close(got["out"], _forward(states[i], x).astype(np.float32),
                           what=f"{call}: restored_model(x {x.shape})", rtol=1e-4, atol=1e-4)

@@ -6,6 +6,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, fail, side_by_side
 from course.engine.programs import ProgramError, run
+from course.engine.words import _
 
 TIMEOUT = 60
 
@@ -47,13 +48,15 @@ def _both(learner, reference, rng):
 
 def test_forward_is_the_identity(learner, reference, rng):
     x, limit, got, want = _both(learner, reference, rng)
-    assert_close(got["value"], want["value"], what=f"clip_gradient(x, {limit:.3f}) for x of shape {x.shape}", rtol=0, atol=0)
+    assert_close(got["value"], want["value"], what=_("clip_gradient(x, {limit:.3f}) for x of shape {shape}").format(limit=limit, shape=x.shape),
+                 rtol=0, atol=0)
 
 
 def test_gradient_is_clipped(learner, reference, rng):
     x, limit, got, want = _both(learner, reference, rng)
     assert_close(got["grad"], want["grad"],
-                 what=f"jax.grad(sum(w * clip_gradient(x, {limit:.3f}))) for x {x.shape} (should be clip(w, -limit, limit))")
+                 what=_("jax.grad(sum(w * clip_gradient(x, {limit:.3f}))) for x {shape} (should be clip(w, -limit, limit))")
+                 .format(limit=limit, shape=x.shape))
 
 
 def test_chain_rule_applies_around_it(learner, reference, rng):
@@ -64,8 +67,8 @@ def test_chain_rule_applies_around_it(learner, reference, rng):
 
 def test_works_under_jit_and_vmap(learner, reference, rng):
     x, limit, got, want = _both(learner, reference, rng)
-    assert_close(got["jit_grad"], want["jit_grad"], what=f"jax.jit(jax.grad(...)) of clip_gradient, x {x.shape}")
-    assert_close(got["vmap_grad"], want["vmap_grad"], what=f"jax.vmap(jax.grad(...)) of clip_gradient over the rows of x {x.shape}")
+    assert_close(got["jit_grad"], want["jit_grad"], what=_("jax.jit(jax.grad(...)) of clip_gradient, x {shape}").format(shape=x.shape))
+    assert_close(got["vmap_grad"], want["vmap_grad"], what=_("jax.vmap(jax.grad(...)) of clip_gradient over the rows of x {shape}").format(shape=x.shape))
 
 
 def probe_gradient_program(module, shape, limit):
@@ -91,8 +94,10 @@ def test_gradient_program_run_here_on_fresh_inputs(learner, rng):
     try:
         (grad,) = run(text, x, w)
     except ProgramError as e:
-        fail(f"{call}, lowered for x {tuple(shape)}, could not be run by the check: {e}.")
+        fail(_("{call}, lowered for x {shape}, could not be run by the check: {error}.").format(
+            call=call, shape=tuple(shape), error=e))
     except ValueError as e:
-        fail(f"{call}, lowered for x {tuple(shape)}, returned more than the gradient: {e}.")
-    assert_close(grad, np.clip(w, -limit, limit), what=f"{call} for x {tuple(shape)}, run by the check "
-                 "(should be clip(w, -limit, limit))", rtol=1e-6, atol=1e-7)
+        fail(_("{call}, lowered for x {shape}, returned more than the gradient: {error}.").format(
+            call=call, shape=tuple(shape), error=e))
+    assert_close(grad, np.clip(w, -limit, limit), what=_("{call} for x {shape}, run by the check "
+                 "(should be clip(w, -limit, limit))").format(call=call, shape=tuple(shape)), rtol=1e-6, atol=1e-7)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_equal, fail, side_by_side
+from course.engine.words import N_, _
 
 TIMEOUT = 60
 
@@ -66,6 +67,20 @@ def probe_models(module, sizes, seed, fn_name):
     return {name: getattr(module, fn_name)(model) for name, model in models.items()}
 
 
+# The names the probe gives its models (it runs in the learner's process, in English), shown here translated.
+MODEL_NAMES = frozenset({
+    N_("an MLP with BatchNorm and Dropout"),
+    N_("a stack of bias-free Linear layers and a LayerNorm"),
+    N_("a Sequential"),
+    N_("an Embed and a Linear head"),
+    N_("a model with one layer under two names"),
+})
+
+
+def _model(name):
+    return _(name) if name in MODEL_NAMES else name
+
+
 def _as_int(value):
     # A NumPy integer (np.prod, np.sum) is a count too, whether it crossed as a scalar or a 0-d array.
     if isinstance(value, (np.ndarray, np.integer)) and np.shape(value) == () and value.dtype.kind in "iu":
@@ -79,13 +94,15 @@ def test_count_params(learner, reference, rng, seed):
     for name, expected in want.items():
         count = _as_int(got[name])
         if not isinstance(count, int) or isinstance(count, bool):
-            fail(f"count_params({name}) returned {type(count).__name__}; expected an int.")
+            fail(_("count_params({name}) returned {type}; expected an int.").format(
+                name=_model(name), type=type(count).__name__))
+        if count > expected:
+            fail(_("count_params({name}, sizes {sizes}): expected {expected}, got {count}. That is more than the "
+                   "nnx.Param scalars: BatchStat and RNG state are not parameters, and a layer shared under two "
+                   "names counts once.").format(name=_model(name), sizes=sizes, expected=expected, count=count))
         if count != expected:
-            hint = ""
-            if count > expected:
-                hint = (" That is more than the nnx.Param scalars: BatchStat and RNG state are not parameters,"
-                        " and a layer shared under two names counts once.")
-            fail(f"count_params({name}, sizes {sizes}): expected {expected}, got {count}.{hint}")
+            fail(_("count_params({name}, sizes {sizes}): expected {expected}, got {count}.").format(
+                name=_model(name), sizes=sizes, expected=expected, count=count))
 
 
 def test_param_shapes(learner, reference, rng, seed):
@@ -94,13 +111,14 @@ def test_param_shapes(learner, reference, rng, seed):
     for name, expected in want.items():
         shapes = got[name]
         if not isinstance(shapes, dict):
-            fail(f"param_shapes({name}) returned {type(shapes).__name__}; expected a dict of path -> shape.")
+            fail(_("param_shapes({name}) returned {type}; expected a dict of path -> shape.").format(
+                name=_model(name), type=type(shapes).__name__))
         normalised = {
             k: tuple(int(d) for d in v) if isinstance(v, (tuple, list)) else v for k, v in shapes.items()
         }
         if name in SHARED:
             normalised = _one_name_per_shared_param(normalised, SHARED[name], name, sizes)
-        assert_equal(normalised, expected, what=f"param_shapes({name}, sizes {sizes})")
+        assert_equal(normalised, expected, what=f"param_shapes({_model(name)}, sizes {sizes})")
 
 
 # A layer reachable under several names (the check's own models): its Params are one entry each,
@@ -117,8 +135,9 @@ def _one_name_per_shared_param(shapes, aliases, name, sizes):
             if isinstance(key, str) and key.startswith(alias):
                 canonical = prefix + key[len(alias):]
         if canonical in renamed:
-            fail(f"param_shapes({name}, sizes {sizes}) lists one shared nnx.Param twice, as "
-                 f"{renamed[canonical][0]!r} and {key!r}: a layer reachable under two names holds the same "
-                 "Params. List each nnx.Param once (nnx.state(model, nnx.Param) does).")
+            fail(_("param_shapes({name}, sizes {sizes}) lists one shared nnx.Param twice, as "
+                   "{first!r} and {second!r}: a layer reachable under two names holds the same "
+                   "Params. List each nnx.Param once (nnx.state(model, nnx.Param) does).").format(
+                name=_model(name), sizes=sizes, first=renamed[canonical][0], second=key))
         renamed[canonical] = (key, shape)
     return {k: shape for k, (_, shape) in renamed.items()}

@@ -26,6 +26,7 @@ from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_equal, assert_tree_close, fail, side_by_side
 from course.engine.evidence import bce_with_logits, mlp_forward, read_program
 from course.engine.programs import Program, ProgramError, run
+from course.engine.words import _
 
 TIMEOUT = 120
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
@@ -99,7 +100,7 @@ def both(learner, reference, request):
     xs, ys, hidden = _case(np.random.default_rng(seed))
     got, want = side_by_side(learner, reference).probe(probe_training, xs, ys, hidden, seed)
     if got["n_devices"] != 4:
-        fail(f"the check expected 4 forced CPU devices but your code saw {got['n_devices']}.")
+        fail(_("the check expected 4 forced CPU devices but your code saw {n}.").format(n=got["n_devices"]))
     rng = np.random.default_rng([seed, 1])  # for the step's program, drawn after it
     fresh = (rng.standard_normal(xs.shape[1:]).astype(np.float32),
              rng.integers(0, 2, size=xs.shape[1]).astype(np.float32))
@@ -107,17 +108,17 @@ def both(learner, reference, request):
 
 
 def test_replicate_puts_every_array_on_every_device(both):
-    _, _, got, _ = both
+    got = both[2]
     program = read_program(got.get("placement"),
-                           what="the model and optimizer after replicate(model, optimizer, mesh)")
+                           what=_("the model and optimizer after replicate(model, optimizer, mesh)"))
     if not program.args:
-        fail("after replicate(model, optimizer, mesh) the model and optimizer hold no arrays.")
+        fail(_("after replicate(model, optimizer, mesh) the model and optimizer hold no arrays."))
     bad = sum(1 for a in program.args
               if a.sharding is None or a.sharded_axes or program.mesh_of(a) != MESH)
     if bad:
-        fail(f"after replicate(model, optimizer, mesh), {bad} of the {len(program.args)} arrays of the model and "
-             "optimizer are not fully replicated on all 4 devices "
-             "(use NamedSharding(mesh, PartitionSpec()) for all of them).")
+        fail(_("after replicate(model, optimizer, mesh), {bad} of the {n} arrays of the model and "
+               "optimizer are not fully replicated on all 4 devices "
+               "(use NamedSharding(mesh, PartitionSpec()) for all of them).").format(bad=bad, n=len(program.args)))
 
 
 def test_the_batch_is_split_over_the_devices(both):
@@ -128,23 +129,26 @@ def test_the_batch_is_split_over_the_devices(both):
     steps = [p for p in (read_program(t, what=call) for t in programs if isinstance(t, str))
              if p.takes((rows, d)) and p.takes((rows,))] if isinstance(programs, list) else []
     if not steps:
-        fail(f"{call}: XLA compiled no program that takes the batch x {(rows, d)} and y {(rows,)}. "
-             "Run the given train_step on the batch.")
+        fail(_("{call}: XLA compiled no program that takes the batch x {x} and y {y}. "
+               "Run the given train_step on the batch.").format(call=call, x=(rows, d), y=(rows,)))
     for program in steps:
         for a in program.args:
             if (a.shape in ((rows, d), (rows,)) and a.dtype == "float32"
                     and (a.sharding != (("data",),) + ((),) * (len(a.shape) - 1) or program.mesh_of(a) != MESH)):
-                laid = ("on one device" if a.sharding is None or not program.mesh_of(a)
-                        else "whole on every device" if not a.sharded_axes
-                        else f"as {a.sharding} over the mesh {program.mesh_of(a)}")
-                fail(f"{call}: the compiled step takes its {a.shape} batch input {laid}; expected each of the 4 "
-                     f"devices to hold {rows // 4} rows. Shard x and y with "
-                     "NamedSharding(mesh, PartitionSpec(\"data\")) before calling train_step.")
+                laid = (_("on one device") if a.sharding is None or not program.mesh_of(a)
+                        else _("whole on every device") if not a.sharded_axes
+                        else _("as {sharding} over the mesh {mesh}").format(sharding=a.sharding,
+                                                                            mesh=program.mesh_of(a)))
+                fail(_("{call}: the compiled step takes its {shape} batch input {laid}; expected each of the 4 "
+                       "devices to hold {rows} rows. Shard x and y with "
+                       "NamedSharding(mesh, PartitionSpec(\"data\")) before calling train_step.").format(
+                    call=call, shape=a.shape, laid=laid, rows=rows // 4))
         for c in program.constraints:
             if len(c.shape) == 2 and c.shape[0] == rows and c.shape[1] != 1 and (
                     c.sharding[0] != ("data",) or program.mesh_of(c) != MESH):
-                fail(f"{call}: the compiled step lays a {c.shape} value of the batch out as {c.sharding}: every "
-                     "device would compute on all the rows. Shard x and y and let train_step run on them as they are.")
+                fail(_("{call}: the compiled step lays a {shape} value of the batch out as {sharding}: every "
+                       "device would compute on all the rows. Shard x and y and let train_step run on them as they "
+                       "are.").format(call=call, shape=c.shape, sharding=c.sharding))
         _require_the_step(program, want["start"], fresh, call)
 
 
@@ -154,23 +158,29 @@ def _require_the_step(program: Program, start: dict, fresh: tuple, call: str) ->
     x, y = fresh
     args = [*start["state"], x, y]
     if [(a.shape, a.dtype) for a in program.args] != [(np.shape(v), str(np.asarray(v).dtype)) for v in args]:
-        fail(f"{call}: the compiled step takes {[(a.shape, a.dtype) for a in program.args]}, not the model, "
-             "the optimizer and the batch: call the given train_step(model, optimizer, x, y).")
+        fail(_("{call}: the compiled step takes {args}, not the model, "
+               "the optimizer and the batch: call the given train_step(model, optimizer, x, y).").format(
+            call=call, args=[(a.shape, a.dtype) for a in program.args]))
     losses = [i for i, r in enumerate(program.results) if r.shape == () and r.dtype == "float32"]
     if len(losses) != 1:
-        fail(f"{call}: the compiled step returns {len(losses)} float32 scalars; expected one, the loss.")
+        fail(_("{call}: the compiled step returns {n} float32 scalars; expected one, the loss.").format(
+            call=call, n=len(losses)))
     try:
         outs = run(program.text, *args, global_view=True)
     except ProgramError as e:
-        fail(f"{call}: the check cannot run the program XLA compiled for the step: {e}.")
+        fail(_("{call}: the check cannot run the program XLA compiled for the step: {error}.").format(
+            call=call, error=e))
     logits = mlp_forward(start["params"], x, first="l1", second="l2")[:, 0]
     assert_close(outs[losses[0]], np.float32(bce_with_logits(logits, y).mean()),
-                 what=f"{call}: the loss of the compiled step, run by the check on a new batch", rtol=1e-4, atol=1e-6)
+                 what=_("{call}: the loss of the compiled step, run by the check on a new batch").format(call=call),
+                 rtol=1e-4, atol=1e-6)
 
 
 def test_training_matches_one_device(both):
-    xs, _, got, want = both
-    what = f"{len(xs)} data-parallel steps on batches of {xs.shape[1:]}"
-    assert_close(np.array(got["losses"]), np.array(want["losses"]), what=f"{what}: losses", rtol=1e-5, atol=1e-6)
+    xs, got, want = both[0], both[2], both[3]
+    what = _("{n} data-parallel steps on batches of {shape}").format(n=len(xs), shape=xs.shape[1:])
+    assert_close(np.array(got["losses"]), np.array(want["losses"]), what=_("{what}: losses").format(what=what),
+                 rtol=1e-5, atol=1e-6)
     assert_equal(got["step"], want["step"], what=f"{what}: optimizer.step")
-    assert_tree_close(got["params"], want["params"], what=f"{what}: parameters", rtol=1e-5, atol=1e-6)
+    assert_tree_close(got["params"], want["params"], what=_("{what}: parameters").format(what=what),
+                      rtol=1e-5, atol=1e-6)

@@ -62,33 +62,38 @@ def test_mask_shape_determinism_and_rate(learner, reference, seed, rng):
     got = learner.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape, rate, more_seeds)
     call = f"dropout_mask(key, {tuple(shape)}, rate={rate})"
     if got["dtype"] != "bool" or got["shape"] != shape:
-        fail(f"{call} returned dtype {got['dtype']} and shape {tuple(got['shape'])}; expected bool and {tuple(shape)}.")
+        fail(_("{call} returned dtype {dtype} and shape {shape}; expected bool and {expected}.").format(
+            call=call, dtype=got["dtype"], shape=tuple(got["shape"]), expected=tuple(shape)))
     a, b, c = (np.asarray(got[k]) for k in "abc")
     if not np.array_equal(a, b):
-        fail(f"{call} called twice with equal keys gave different masks: the mask must come from the key alone.")
+        fail(_("{call} called twice with equal keys gave different masks: the mask must come from the key alone.")
+             .format(call=call))
     if np.array_equal(a, c):
-        fail(f"{call} gave the same mask for two different keys: draw it from the key you are given.")
+        fail(_("{call} gave the same mask for two different keys: draw it from the key you are given.").format(
+            call=call))
     # Independent entries: two rows (80+ entries) or two columns (150+) drawn alike by chance
     # is out of the question; a mask drawn for one row or column and broadcast repeats them.
-    for axis, name in ((0, "rows"), (1, "columns")):
+    for axis, name, one in ((0, N_("rows"), N_("row")), (1, N_("columns"), N_("column"))):
         lines = a if axis == 0 else a.T
         _unique, first, counts = np.unique(lines, axis=0, return_index=True, return_counts=True)
         if counts.max() > 1:
-            fail(f"{call}: several {name} of the mask are identical (e.g. {name[:-1]} {int(first[counts.argmax()])}), "
-                 "so the entries are not drawn independently: draw the mask for the full `shape` at once, "
-                 "not for one row or column that is then broadcast.")
+            fail(_("{call}: several {name} of the mask are identical (e.g. {one} {index}), "
+                   "so the entries are not drawn independently: draw the mask for the full `shape` at once, "
+                   "not for one row or column that is then broadcast.").format(
+                call=call, name=_(name), one=_(one), index=int(first[counts.argmax()])))
     want = float(np.asarray(reference.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape, rate)["a"]).mean())
     rate_test = keep_rate(a, 1 - rate)
     if departures([rate_test]):
-        fail(f"{call} kept {a.mean():.3f} of the entries; expected about {1 - rate:.3f} (the reference kept {want:.3f}). "
-             "True means keep, with probability 1 - rate.")
+        fail(_("{call} kept {kept:.3f} of the entries; expected about {expected:.3f} (the reference kept "
+               "{want:.3f}). True means keep, with probability 1 - rate.").format(
+            call=call, kept=a.mean(), expected=1 - rate, want=want))
     # The keep rate can be right and the entries still not independent (a fixed arithmetic pattern):
     # rows, columns and the masks of different keys must overlap as independent draws do. A
     # pattern shifted by a number drawn from the key overlaps its other shifts by how far apart
     # they are, not as independent masks do: four keys, six pairs.
     masks = [a, c, *(np.asarray(m) for m in got.get("more", []))]
     if any(m.shape != a.shape or m.dtype != a.dtype for m in masks):
-        fail(f"{call}: the masks of other keys have other shapes or dtypes than the first.")
+        fail(_("{call}: the masks of other keys have other shapes or dtypes than the first.").format(call=call))
     flat = np.stack([m.ravel() for m in masks])
     tests = mask_tests(a, rng) + [overlap(flat, [pair], TWO_KEYS) for pair in itertools.combinations(range(len(masks)), 2)]
     _not_independent(call, departures(tests))
@@ -111,11 +116,12 @@ def test_dropout_under_jit_uses_the_mask(learner, reference, seed, rng):
     got = learner.probe(probe_dropout, seed % 2**31, x, rate)
     mask = np.asarray(got["mask"]).astype(bool)
     expected = np.where(mask, x / np.float32(1 - rate), np.float32(0))
-    assert_close(got["out"], expected, what=(f"jax.jit(dropout)(key, x, {rate}) for x of shape {x.shape}, against "
-                                             "x / (1 - rate) where your dropout_mask(key, x.shape, rate) keeps"),
+    assert_close(got["out"], expected, what=_("jax.jit(dropout)(key, x, {rate}) for x of shape {shape}, against "
+                                              "x / (1 - rate) where your dropout_mask(key, x.shape, rate) keeps").format(
+                     rate=rate, shape=x.shape),
                  rtol=1e-6)
     ref = reference.probe(probe_dropout, seed % 2**31, x, rate)
-    assert_close(np.asarray(got["out"]).shape, np.asarray(ref["out"]).shape, what="the shape of dropout's result")
+    assert_close(np.asarray(got["out"]).shape, np.asarray(ref["out"]).shape, what=_("the shape of dropout's result"))
 
 
 def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
@@ -128,29 +134,33 @@ def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
     result = learner.probe(probe_layers, seeds, xs, rate, [d for chain in chains for d in chain] + derived_data)
     got, got_other = (np.asarray(v) for v in result["outs"])
     want = np.asarray(reference.probe(probe_layers, seeds[:1], xs, rate)[0])
-    call = f"jax.jit(dropout_layers)(key, xs of shape {xs.shape}, {rate})"
+    call = _("jax.jit(dropout_layers)(key, xs of shape {shape}, {rate})").format(shape=xs.shape, rate=rate)
     if got.shape != want.shape:
-        fail(f"{call} returned shape {got.shape}, expected {want.shape}.")
+        fail(_("{call} returned shape {shape}, expected {expected}.").format(call=call, shape=got.shape,
+                                                                              expected=want.shape))
     scaled = np.float32(1 / (1 - rate))
     if not np.all(np.isclose(got, 0) | np.isclose(got, scaled)):
-        fail(f"{call}: on inputs of ones every entry should be 0 or 1/(1-rate) = {scaled:.4g}.")
+        fail(_("{call}: on inputs of ones every entry should be 0 or 1/(1-rate) = {scaled:.4g}.").format(
+            call=call, scaled=scaled))
     masks = got != 0
     chain_masks = [np.asarray(m) for m in result["masks"]]
     for i in range(layers):
         for j in range(i + 1, layers):
             if np.array_equal(masks[i], masks[j]):
-                fail(f"{call}: layers {i} and {j} got the same dropout mask. Give every layer its own key "
-                     "(jax.random.split or fold_in), derived from the one key.")
+                fail(_("{call}: layers {i} and {j} got the same dropout mask. Give every layer its own key "
+                       "(jax.random.split or fold_in), derived from the one key.").format(call=call, i=i, j=j))
     if got_other.shape == got.shape:
         same = [i for i in range(layers) if np.array_equal(masks[i], got_other[i] != 0)]
         if same:
-            fail(f"{call}: layer {same[0]} got the same mask for the keys jax.random.key({seeds[0]}) and "
-                 f"jax.random.key({seeds[1]}): derive every layer's key from the `key` argument "
-                 "(jax.random.split(key, n) or jax.random.fold_in(key, i)), not from a fixed key.")
+            fail(_("{call}: layer {layer} got the same mask for the keys jax.random.key({seed}) and "
+                   "jax.random.key({other}): derive every layer's key from the `key` argument "
+                   "(jax.random.split(key, n) or jax.random.fold_in(key, i)), not from a fixed key.").format(
+                call=call, layer=same[0], seed=seeds[0], other=seeds[1]))
     _reuse_after_split(call, seeds[0], masks, chains, chain_masks[:len(chains) * len(chains[0])])
     _root_key_and_split(call, seeds[0], masks, chain_masks[len(chains) * len(chains[0]):], derived)
     if departures([keep_rate(masks, 1 - rate)]):
-        fail(f"{call}: the layers kept {masks.mean():.3f} of their entries, expected about {1 - rate:.3f}.")
+        fail(_("{call}: the layers kept {kept:.3f} of their entries, expected about {expected:.3f}.").format(
+            call=call, kept=masks.mean(), expected=1 - rate))
     # Layers drawn from keys of their own are independent: their masks overlap as independent draws do.
     tests = (line_tests(masks.reshape(layers, -1), rng, LAYERS)
              + mask_tests(masks.reshape(-1, masks.shape[-1]), rng))
@@ -220,8 +230,9 @@ def _reuse_after_split(call, seed, masks, chains, chain_masks):
                 found[t] = layer
         for t in sorted(found):
             if t + 1 in found and t + 2 in found:
-                fail(f"{call} with key = jax.random.key({seed}): layers {found[t]}, {found[t + 1]} and "
-                     f"{found[t + 2]} got the masks of a key, of jax.random.split(that key)[{j}], and of "
-                     f"jax.random.split(that one)[{j}]: each key was used for a mask and then split again for the "
-                     "next layer (a reused key, which jax_debug_key_reuse reports). Split first and use only the "
-                     "new keys: keys = jax.random.split(key, len(xs)), one per layer.")
+                fail(_("{call} with key = jax.random.key({seed}): layers {first}, {second} and "
+                       "{third} got the masks of a key, of jax.random.split(that key)[{j}], and of "
+                       "jax.random.split(that one)[{j}]: each key was used for a mask and then split again for the "
+                       "next layer (a reused key, which jax_debug_key_reuse reports). Split first and use only the "
+                       "new keys: keys = jax.random.split(key, len(xs)), one per layer.").format(
+                    call=call, seed=seed, first=found[t], second=found[t + 1], third=found[t + 2], j=j))

@@ -50,7 +50,7 @@ def probe_ensemble(module, n, d_in, hidden, seed, x):
 
     ens = module.make_ensemble(n, d_in, hidden, seed)
     if not isinstance(ens, nnx.Module):
-        return {"error": f"make_ensemble returned {type(ens).__name__}, expected the MLP object (an nnx.Module)"}
+        return {"error": "not_module", "type": type(ens).__name__}
     first = params(ens)
 
     def names(tree):
@@ -111,17 +111,18 @@ def probe_dropout(module, x, n, rate, seed, more_seeds=()):
 def _leaves(params, where):
     """{'l1': {'kernel', 'bias'}, 'l2': {...}} as float arrays, or a failure naming what is off."""
     if not isinstance(params, dict):
-        fail(f"{where}: the ensemble's parameters are not a model's state (got {type(params).__name__}).")
+        fail(_("{where}: the ensemble's parameters are not a model's state (got {type}).").format(
+            where=where, type=type(params).__name__))
     out = {}
     for layer in LAYERS:
         for name in ("kernel", "bias"):
             try:
                 value = params[layer][name]
             except (KeyError, TypeError):
-                fail(f"{where}: the ensemble has no parameter {layer}.{name}. Build it from the given MLP class, "
-                     "unchanged.")
+                fail(_("{where}: the ensemble has no parameter {layer}.{name}. Build it from the given MLP class, "
+                       "unchanged.").format(where=where, layer=layer, name=name))
             if not isinstance(value, np.ndarray):
-                fail(f"{where}: {layer}.{name} is not an array.")
+                fail(_("{where}: {layer}.{name} is not an array.").format(where=where, layer=layer, name=name))
             out[f"{layer}.{name}"] = value
     return out
 
@@ -139,7 +140,7 @@ def ensemble_run(learner, reference, request):
     x = rng.standard_normal((batch, d_in)).astype(np.float32)
     got, want = side_by_side(learner, reference).probe(probe_ensemble, n, d_in, hidden, seed, x)
     if "error" in got:
-        fail(got["error"] + ".")
+        fail(_("make_ensemble returned {type}, expected the MLP object (an nnx.Module).").format(type=got.get("type")))
     call = f"make_ensemble({n}, {d_in}, {hidden}, seed={seed})"
     return n, d_in, hidden, x, got, want, call, seed
 
@@ -147,20 +148,21 @@ def ensemble_run(learner, reference, request):
 def test_members_are_stacked_and_differ(ensemble_run):
     n, d_in, hidden, x, got, want, call, seed = ensemble_run
     params = _leaves(got["params"], call)
-    want = _leaves(want["params"], "the reference")
+    want = _leaves(want["params"], _("the reference"))
     for key, value in params.items():
         if value.shape != want[key].shape:
-            fail(f"{call}: {key} has shape {value.shape}, expected {want[key].shape}: every parameter of the "
-                 f"MLP with a leading axis of {n} members.")
+            fail(_("{call}: {key} has shape {shape}, expected {expected}: every parameter of the "
+                   "MLP with a leading axis of {n} members.").format(
+                call=call, key=key, shape=value.shape, expected=want[key].shape, n=n))
         if value.dtype != np.float32:
-            fail(f"{call}: {key} has dtype {value.dtype}, expected float32.")
+            fail(_("{call}: {key} has dtype {dtype}, expected float32.").format(call=call, key=key, dtype=value.dtype))
     for key in ("l1.kernel", "l2.kernel"):
         value = params[key]
         for i, j in itertools.combinations(range(n), 2):
             if np.allclose(value[i], value[j]):
-                fail(f"{call}: members {i} and {j} have the same {key}. nnx.vmap shares the Rngs by default, so "
-                     "every member was initialised with the same keys: split the streams with "
-                     f"nnx.split_rngs(splits={n}) and map them (in_axes=0).")
+                fail(_("{call}: members {i} and {j} have the same {key}. nnx.vmap shares the Rngs by default, so "
+                       "every member was initialised with the same keys: split the streams with "
+                       "nnx.split_rngs(splits={n}) and map them (in_axes=0).").format(call=call, i=i, j=j, key=key, n=n))
     # The state read in the learner's process (nnx.state) says the members differ; their outputs
     # on the batch drawn here, from the ensemble object itself, must say so too.
     outputs = _outputs(got, 0, n, x, call)
@@ -172,9 +174,9 @@ def test_members_are_stacked_and_differ(ensemble_run):
     kernel = params["l1.kernel"]
     scale = kernel.reshape(n, -1).std(axis=1) * np.sqrt(d_in)
     if not np.all((scale > 0.3) & (scale < 3.0)):
-        fail(f"{call}: the members' l1 kernels do not look like nnx.Linear's initialisation (their spread times "
-             f"sqrt(d_in) is {np.round(scale, 3).tolist()}, about 1 expected). Build each member as "
-             "MLP(d_in, hidden, rngs=...).")
+        fail(_("{call}: the members' l1 kernels do not look like nnx.Linear's initialisation (their spread times "
+               "sqrt(d_in) is {spread}, about 1 expected). Build each member as "
+               "MLP(d_in, hidden, rngs=...).").format(call=call, spread=np.round(scale, 3).tolist()))
 
 
 def _outputs(got, index, n, x, call):
@@ -193,20 +195,23 @@ def test_predictions_follow_from_the_parameters(ensemble_run):
     n, d_in, hidden, x, got, _want, call, seed = ensemble_run
     p = _leaves(got["params"], call)
     pred = got["pred"]
-    where = f"ensemble_predict(ensemble, x {x.shape}) with ensemble = {call}"
+    where = _("ensemble_predict(ensemble, x {shape}) with ensemble = {call}").format(shape=x.shape, call=call)
     if not isinstance(pred, np.ndarray):
-        fail(f"{where} returned {type(pred).__name__}, expected an array of shape {(n, x.shape[0], 1)}.")
+        fail(_("{where} returned {type}, expected an array of shape {expected}.").format(
+            where=where, type=type(pred).__name__, expected=(n, x.shape[0], 1)))
     if pred.shape != (n, x.shape[0], 1):
-        fail(f"{where} has shape {pred.shape}, expected {(n, x.shape[0], 1)}: one (B, 1) output per member.")
+        fail(_("{where} has shape {shape}, expected {expected}: one (B, 1) output per member.").format(
+            where=where, shape=pred.shape, expected=(n, x.shape[0], 1)))
     if pred.dtype != np.float32:
-        fail(f"{where} has dtype {pred.dtype}, expected float32.")
+        fail(_("{where} has dtype {dtype}, expected float32.").format(where=where, dtype=pred.dtype))
     hidden_act = np.maximum(np.einsum("bd,mdh->mbh", x, p["l1.kernel"]) + p["l1.bias"][:, None, :], 0.0)
     expected = np.einsum("mbh,mho->mbo", hidden_act, p["l2.kernel"]) + p["l2.bias"][:, None, :]
     if not np.allclose(pred, expected, rtol=1e-4, atol=1e-5):
         worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.abs(pred - expected))), pred.shape))
-        fail(f"{where}: the predictions are not what the ensemble's own parameters give. At index {worst} "
-             f"(member {worst[0]}) expected {expected[worst]:.6f}, got {pred[worst]:.6f}. Member i must use "
-             "kernel[i] and bias[i] of every layer, on the same x.")
+        fail(_("{where}: the predictions are not what the ensemble's own parameters give. At index {index} "
+               "(member {member}) expected {expected:.6f}, got {got:.6f}. Member i must use "
+               "kernel[i] and bias[i] of every layer, on the same x.").format(
+            where=where, index=worst, member=worst[0], expected=expected[worst], got=pred[worst]))
     # The parameters come from nnx.state in the learner's process: the outputs of the ensemble
     # object itself, on a batch drawn here, must be what those parameters give.
     direct = _outputs(got, 0, n, x, call)
@@ -240,15 +245,17 @@ def test_the_program_predicts_from_the_parameters(ensemble_run):
     fresh_params = {k: v.astype(np.float32) for k, v in fresh_params.items()}
     x = rng.standard_normal(x.shape).astype(np.float32)
     fresh = {**{"0/" + k.replace(".", "/"): v for k, v in fresh_params.items()}, "1": x}
-    what = f"ensemble_predict(ensemble, x {x.shape}) with ensemble = {call}, as the program it lowers to under jax.jit"
+    what = _("ensemble_predict(ensemble, x {shape}) with ensemble = {call}, as the program it lowers to under "
+             "jax.jit").format(shape=x.shape, call=call)
     names, values, texts = got.get("in_names"), got.get("in_values"), got.get("programs")
     if (not isinstance(names, list) or not isinstance(values, list) or len(names) != len(values)
             or not set(fresh) <= set(names) or not isinstance(texts, list) or not texts):
-        fail(f"{what} takes the inputs {names}, not the ensemble's state and x.")
+        fail(_("{what} takes the inputs {names}, not the ensemble's state and x.").format(what=what, names=names))
     outs = run_lowered(texts[0], [fresh.get(name, value) for name, value in zip(names, values)], what=what)
     assert_close(outs[0] if len(outs) == 1 else outs, _numpy_predict(fresh_params, x).astype(np.float32),
-                 what=f"{what}, run by the check on members' parameters and an x it drew (member i must use "
-                      "kernel[i] and bias[i] of every layer, on the same x)", rtol=1e-4, atol=1e-5)
+                 what=_("{what}, run by the check on members' parameters and an x it drew (member i must use "
+                        "kernel[i] and bias[i] of every layer, on the same x)").format(what=what),
+                 rtol=1e-4, atol=1e-5)
 
 
 def test_members_are_computed_at_once(ensemble_run):
@@ -262,7 +269,7 @@ def test_members_are_computed_at_once(ensemble_run):
         products, in_loops = matrix_products(full.text)
         allowed = 2 * matrix_products(want["programs"][0])[0] - 1
     except (ProgramError, TypeError, IndexError) as e:
-        fail(f"ensemble_predict under jax.jit could not be read as a compiled program: {e}.")
+        fail(_("ensemble_predict under jax.jit could not be read as a compiled program: {error}.").format(error=e))
     # "At once" means one vectorised computation over the member axis: no loop in the program
     # (jax.lax.map, lax.scan and fori_loop lower to a while loop that runs one member per step).
     if in_loops:
@@ -272,27 +279,31 @@ def test_members_are_computed_at_once(ensemble_run):
                "nnx.vmap (in_axes=(0, None)) or jax.vmap, so that each matrix product covers all members at "
                "once.").format(shape=x.shape, n=n, in_loops=in_loops, products=products))
     if products > allowed:
-        fail(f"ensemble_predict(ensemble, x {x.shape}) compiles, for {n} members, to {products} matrix products "
-             f"(dot_general), where computing all members at once needs at most {allowed}: the members are run "
-             "one by one in a Python loop. Map the model over its member axis with nnx.vmap (in_axes=(0, None)), "
-             "so that all members are computed at once.")
+        fail(_("ensemble_predict(ensemble, x {shape}) compiles, for {n} members, to {products} matrix products "
+               "(dot_general), where computing all members at once needs at most {allowed}: the members are run "
+               "one by one in a Python loop. Map the model over its member axis with nnx.vmap (in_axes=(0, None)), "
+               "so that all members are computed at once.").format(shape=x.shape, n=n, products=products,
+                                                                   allowed=allowed))
     if full.count("dot_general") > single.count("dot_general") or full.size > single.size * 1.5 + 10:
-        fail(f"ensemble_predict(ensemble, x {x.shape}) compiles, for {n} members, to {full.size} operations and "
-             f"{full.count('dot_general')} matrix products, for 1 member to {single.size} and "
-             f"{single.count('dot_general')}: the members are run one by one in a Python loop. Map the model over "
-             "its member axis with nnx.vmap (in_axes=(0, None)), so that all members are computed at once.")
+        fail(_("ensemble_predict(ensemble, x {shape}) compiles, for {n} members, to {size} operations and "
+               "{products} matrix products, for 1 member to {single_size} and "
+               "{single_products}: the members are run one by one in a Python loop. Map the model over "
+               "its member axis with nnx.vmap (in_axes=(0, None)), so that all members are computed at once.").format(
+            shape=x.shape, n=n, size=full.size, products=full.count("dot_general"), single_size=single.size,
+            single_products=single.count("dot_general")))
 
 
 def test_same_seed_same_ensemble(ensemble_run):
     n, d_in, hidden, x, got, _want, call, seed = ensemble_run
     first = _leaves(got["params"], call)
-    again = _leaves(got["again"], call + " (called again)")
+    again = _leaves(got["again"], _("{call} (called again)").format(call=call))
     other = _leaves(got["other"], call.replace(f"seed={seed}", f"seed={seed + 1}"))
     for key in first:
-        assert_equal(again[key], first[key], what=f"{key} of a second {call}: the same seed must give the "
-                                                  "same ensemble")
+        assert_equal(again[key], first[key], what=_("{key} of a second {call}: the same seed must give the "
+                                                    "same ensemble").format(key=key, call=call))
     if all(np.allclose(first[key], other[key]) for key in first):
-        fail(f"{call} and seed={seed + 1} gave the same ensemble: build it from nnx.Rngs(seed).")
+        fail(_("{call} and seed={other} gave the same ensemble: build it from nnx.Rngs(seed).").format(
+            call=call, other=seed + 1))
     # The same, from the ensembles' outputs on the batch drawn here rather than from their state.
     outputs = [_outputs(got, i, n, x, call) for i in range(3)]
     if not np.array_equal(outputs[1], outputs[0]):
@@ -318,18 +329,21 @@ def dropout_run(learner, request):
 
 def _masks(copies, x, n, rate, call):
     if not isinstance(copies, np.ndarray):
-        fail(f"{call} returned {type(copies).__name__}, expected an array of shape {(n, *x.shape)}.")
+        fail(_("{where} returned {type}, expected an array of shape {expected}.").format(
+            where=call, type=type(copies).__name__, expected=(n, *x.shape)))
     if copies.shape != (n, *x.shape):
-        fail(f"{call} has shape {copies.shape}, expected {(n, *x.shape)}: n_copies copies of x.")
+        fail(_("{call} has shape {shape}, expected {expected}: n_copies copies of x.").format(
+            call=call, shape=copies.shape, expected=(n, *x.shape)))
     if copies.dtype != np.float32:
-        fail(f"{call} has dtype {copies.dtype}, expected float32.")
+        fail(_("{where} has dtype {dtype}, expected float32.").format(where=call, dtype=copies.dtype))
     kept_value = np.broadcast_to(x / (1.0 - rate), copies.shape)
     kept = np.isclose(copies, kept_value, rtol=1e-5, atol=1e-6)
     dropped = copies == 0.0
     if not np.all(kept | dropped):
         bad = tuple(int(i) for i in np.unravel_index(int(np.argmax(~(kept | dropped))), copies.shape))
-        fail(f"{call}: element {bad} is {copies[bad]:.6f}; a dropped copy holds either 0 or x / (1 - rate) "
-             f"= {kept_value[bad]:.6f} (x = {x[bad[1:]]:.6f}).")
+        fail(_("{call}: element {index} is {value:.6f}; a dropped copy holds either 0 or x / (1 - rate) "
+               "= {kept:.6f} (x = {x:.6f}).").format(call=call, index=bad, value=copies[bad], kept=kept_value[bad],
+                                                    x=x[bad[1:]]))
     return kept
 
 
@@ -339,12 +353,14 @@ def test_each_copy_has_its_own_mask(dropout_run):
     # Shared masks first: n identical copies also swing the kept count n times as far.
     for i, j in itertools.combinations(range(n), 2):
         if np.array_equal(kept[i], kept[j]):
-            fail(f"{call}: copies {i} and {j} have the same mask. nnx.vmap broadcasts the Dropout's Rngs by "
-                 f"default, so every copy draws the same key: split them with nnx.split_rngs(splits={n}) and "
-                 "map the random state with nnx.StateAxes({nnx.RngState: 0, ...: None}).")
+            fail(_("{call}: copies {i} and {j} have the same mask. nnx.vmap broadcasts the Dropout's Rngs by "
+                   "default, so every copy draws the same key: split them with nnx.split_rngs(splits={n}) and "
+                   "map the random state with nnx.StateAxes({{nnx.RngState: 0, ...: None}}).").format(
+                call=call, i=i, j=j, n=n))
     if departures([keep_rate(kept, 1.0 - rate)]):
-        fail(f"{call} kept {int(kept.sum())} of {kept.size} elements; about {kept.size * (1.0 - rate):.0f} "
-             f"expected with rate={rate} (each element kept with probability 1 - rate).")
+        fail(_("{call} kept {kept} of {size} elements; about {expected:.0f} "
+               "expected with rate={rate} (each element kept with probability 1 - rate).").format(
+            call=call, kept=int(kept.sum()), size=kept.size, expected=kept.size * (1.0 - rate), rate=rate))
 
 
 def test_the_masks_are_independent(dropout_run):
@@ -378,26 +394,28 @@ def test_each_element_is_dropped_on_its_own(dropout_run):
     rows, features = x.shape
     per_feature = [np.array_equal(k, np.broadcast_to(k[:1], k.shape)) for k in kept]  # every row the same
     per_row = [np.array_equal(k, np.broadcast_to(k[:, :1], k.shape)) for k in kept]  # each row all kept or not
-    advice = ("Dropout decides each element on its own: use nnx.Dropout(rate) without broadcast_dims (or "
-              "jax.random.bernoulli with the full shape of x).")
+    advice = _("Dropout decides each element on its own: use nnx.Dropout(rate) without broadcast_dims (or "
+               "jax.random.bernoulli with the full shape of x).")
     if all(per_feature) and all(per_row):
-        fail(f"{call}: within each copy, all of x is kept or dropped as a whole (every element of a copy has the "
-             f"same keep/drop decision). {advice}")
+        fail(_("{call}: within each copy, all of x is kept or dropped as a whole (every element of a copy has the "
+               "same keep/drop decision). {advice}").format(call=call, advice=advice))
     if all(per_feature):
-        fail(f"{call}: within each copy, every row of x has the same mask (one keep/drop decision per feature, "
-             f"shared by all {rows} rows). {advice}")
+        fail(_("{call}: within each copy, every row of x has the same mask (one keep/drop decision per feature, "
+               "shared by all {rows} rows). {advice}").format(call=call, rows=rows, advice=advice))
     if all(per_row):
-        fail(f"{call}: within each copy, each row of x is kept or dropped as a whole (one keep/drop decision per "
-             f"row, shared by its {features} features). {advice}")
+        fail(_("{call}: within each copy, each row of x is kept or dropped as a whole (one keep/drop decision per "
+               "row, shared by its {features} features). {advice}").format(call=call, features=features,
+                                                                           advice=advice))
 
 
 def test_dropout_copies_follow_the_seed(dropout_run):
     x, n, rate, got, call, seed = dropout_run
     first = _masks(got["copies"], x, n, rate, call)
-    again = _masks(got["again"], x, n, rate, call + " (called again)")
+    again = _masks(got["again"], x, n, rate, _("{call} (called again)").format(call=call))
     other = _masks(got["other"], x, n, rate, call.replace(f"seed={seed}", f"seed={seed + 1}"))
     if not np.array_equal(first, again):
-        fail(f"{call} gave different masks when called twice: use nnx.Rngs(dropout=seed), so the same seed "
-             "gives the same copies.")
+        fail(_("{call} gave different masks when called twice: use nnx.Rngs(dropout=seed), so the same seed "
+               "gives the same copies.").format(call=call))
     if np.array_equal(first, other):
-        fail(f"{call} and seed={seed + 1} gave the same masks: the masks must come from the seed.")
+        fail(_("{call} and seed={other} gave the same masks: the masks must come from the seed.").format(
+            call=call, other=seed + 1))

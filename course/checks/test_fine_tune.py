@@ -15,6 +15,7 @@ import pytest
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, fail, side_by_side
 from course.engine.programs import ProgramError, run as run_program
+from course.engine.words import _
 
 TIMEOUT = 90
 # (d, h, warmup_steps, accumulate): a small fixed set, so compiled programs are reused
@@ -94,25 +95,27 @@ def run(learner, reference, request):
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
     args = _setup(np.random.default_rng(seed), seed)
     got, want = side_by_side(learner, reference).probe(probe_trajectory, *args)
-    d, h, _, lr, warmup, accumulate, xs, _, _ = args
-    call = (f"make_optimizer(model, lr={lr}, warmup_steps={warmup}, accumulate={accumulate}) on "
-            f"Classifier({d}, {h}), {len(xs)} batches of {BATCH}")
+    d, h, _seed, lr, warmup, accumulate, xs, _ys, _bias = args
+    call = _("make_optimizer(model, lr={lr}, warmup_steps={warmup}, accumulate={accumulate}) on "
+             "Classifier({d}, {h}), {n} batches of {batch}").format(
+        lr=lr, warmup=warmup, accumulate=accumulate, d=d, h=h, n=len(xs), batch=BATCH)
     return got, want, warmup, accumulate, call
 
 
 def test_the_body_stays_frozen(run):
-    got, _, _, _, call = run
+    got, call = run[0], run[4]
     start = _flat(got["start"])
     for step, params in enumerate(got["params"]):
         flat = _flat(params)
         for name in ("body.kernel", "body.bias"):
             if name not in flat:
-                fail(f"{call}: the model has no parameter {name} after step {step}. Do not change the Classifier.")
+                fail(_("{call}: the model has no parameter {name} after step {step}. Do not change the "
+                       "Classifier.").format(call=call, name=name, step=step))
             if not np.array_equal(flat[name], start[name]):
-                fail(f"{call}: {name} changed at train_step call {step + 1}; the body is frozen. "
-                     "Give the optimizer only the head's parameters (wrt= a filter), or map the body to "
-                     "optax.set_to_zero(). Zeroing its gradient is not enough: AdamW's weight decay still "
-                     "moves it.")
+                fail(_("{call}: {name} changed at train_step call {step}; the body is frozen. "
+                       "Give the optimizer only the head's parameters (wrt= a filter), or map the body to "
+                       "optax.set_to_zero(). Zeroing its gradient is not enough: AdamW's weight decay still "
+                       "moves it.").format(call=call, name=name, step=step + 1))
 
 
 def _head_moves(got):
@@ -127,44 +130,49 @@ def _head_moves(got):
 
 
 def test_updates_follow_accumulation_and_warmup(run):
-    got, _, _, accumulate, call = run
+    got, accumulate, call = run[0], run[3], run[4]
     moves = _head_moves(got)
     off_beat = [i + 1 for i, moved in enumerate(moves) if moved and (i + 1) % accumulate != 0]
     if off_beat:
-        fail(f"{call}: the head changed at train_step call(s) {off_beat}; with accumulate={accumulate} it may "
-             f"change only on calls {accumulate}, {2 * accumulate}, ... Wrap the transformation in "
-             f"optax.MultiSteps(..., every_k_schedule={accumulate}).")
+        fail(_("{call}: the head changed at train_step call(s) {calls}; with accumulate={accumulate} it may "
+               "change only on calls {accumulate}, {twice}, ... Wrap the transformation in "
+               "optax.MultiSteps(..., every_k_schedule={accumulate}).").format(
+            call=call, calls=off_beat, accumulate=accumulate, twice=2 * accumulate))
     missed = [i + 1 for i, moved in enumerate(moves) if not moved and (i + 1) % accumulate == 0]
     if missed and missed[0] == accumulate:
-        fail(f"{call}: the head did not change at the first real update (call {accumulate}). The warm-up is "
-             "LambdaLR's min(n + 1, warmup_steps) / warmup_steps: the first update uses lr / warmup_steps, not "
-             "0 (optax.linear_schedule(0.0, lr, warmup_steps) starts at 0). Try "
-             "optax.linear_schedule(lr / warmup_steps, lr, warmup_steps - 1).")
+        fail(_("{call}: the head did not change at the first real update (call {accumulate}). The warm-up is "
+               "LambdaLR's min(n + 1, warmup_steps) / warmup_steps: the first update uses lr / warmup_steps, not "
+               "0 (optax.linear_schedule(0.0, lr, warmup_steps) starts at 0). Try "
+               "optax.linear_schedule(lr / warmup_steps, lr, warmup_steps - 1).").format(
+            call=call, accumulate=accumulate))
     if missed:
-        fail(f"{call}: the head did not change at train_step call(s) {missed}; every {accumulate}-th call is a "
-             "real update.")
+        fail(_("{call}: the head did not change at train_step call(s) {calls}; every {accumulate}-th call is a "
+               "real update.").format(call=call, calls=missed, accumulate=accumulate))
     if not any(moves):  # pragma: no cover - named above as a missed first update
-        fail(f"{call}: the head never changed in {len(moves)} calls. Does train_step call optimizer.update, "
-             "and does the optimizer see the head's parameters?")
+        fail(_("{call}: the head never changed in {n} calls. Does train_step call optimizer.update, "
+               "and does the optimizer see the head's parameters?").format(call=call, n=len(moves)))
 
 
 def test_every_step_matches_the_reference(run):
-    got, want, _, _, call = run
+    got, want, call = run[0], run[1], run[4]
     for step, (mine, ref) in enumerate(zip(got["params"], want["params"])):
         flat, ref_flat = _flat(mine), _flat(ref)
         for name in ("head.kernel", "head.bias"):
             g, w = flat.get(name), ref_flat[name]
             if not isinstance(g, np.ndarray) or g.shape != w.shape:
-                fail(f"{call}: {name} after call {step + 1} is not an array of shape {w.shape}.")
+                fail(_("{call}: {name} after call {step} is not an array of shape {shape}.").format(
+                    call=call, name=name, step=step + 1, shape=w.shape))
             if not np.allclose(g, w, rtol=1e-4, atol=1e-6):
                 diff = float(np.max(np.abs(g - w)))
-                fail(f"{call}: {name} after train_step call {step + 1} differs from the reference's by up to "
-                     f"{diff:.3g}. Check, in order: clipping to global norm 1.0 on the head's gradients only, "
-                     "before AdamW; AdamW's weight_decay=0.01 (PyTorch's default, not Optax's 1e-4); the "
-                     "warm-up (lr / warmup_steps at the first update, lr from update warmup_steps - 1 on); the MEAN (not the sum) of the accumulated gradients.")
+                fail(_("{call}: {name} after train_step call {step} differs from the reference's by up to "
+                       "{diff:.3g}. Check, in order: clipping to global norm 1.0 on the head's gradients only, "
+                       "before AdamW; AdamW's weight_decay=0.01 (PyTorch's default, not Optax's 1e-4); the "
+                       "warm-up (lr / warmup_steps at the first update, lr from update warmup_steps - 1 on); the "
+                       "MEAN (not the sum) of the accumulated gradients.").format(
+                    call=call, name=name, step=step + 1, diff=diff))
     assert_close(np.array(got["losses"], np.float32), np.array(want["losses"], np.float32),
-                 what=f"{call}: the loss returned by each train_step call (the mean binary cross-entropy "
-                      "with logits of the batch, before the update)", rtol=1e-4, atol=1e-6)
+                 what=_("{call}: the loss returned by each train_step call (the mean binary cross-entropy "
+                        "with logits of the batch, before the update)").format(call=call), rtol=1e-4, atol=1e-6)
 
 
 def _forward(params, x):
@@ -176,24 +184,25 @@ def _forward(params, x):
 def test_trained_model_runs_here(run, rng):
     """The trained model as a program, run here: its parameters are what its forward pass uses, not
     what the learner's process reports reading from it."""
-    got, want, _, _, call = run
+    got, want, call = run[0], run[1], run[4]
     d = _flat(want["start"])["body.kernel"].shape[0]
     x = (2.0 * rng.standard_normal((EVAL_ROWS, d))).astype(np.float32)
     try:
         (logits,) = run_program(got.get("forward"), x)
     except (ProgramError, ValueError) as e:
-        fail(f"{call}: the trained model's forward pass, lowered with jax.jit, could not be run by the check: {e}")
+        fail(_("{call}: the trained model's forward pass, lowered with jax.jit, could not be run by the check: "
+               "{error}").format(call=call, error=e))
     expected = _forward(want["params"][-1], x)
     if logits.shape != expected.shape:
-        fail(f"{call}: the trained model returned logits of shape {logits.shape} for x {x.shape}, expected "
-             f"{expected.shape}.")
+        fail(_("{call}: the trained model returned logits of shape {shape} for x {x}, expected "
+               "{expected}.").format(call=call, shape=logits.shape, x=x.shape, expected=expected.shape))
     if np.allclose(logits, expected, rtol=1e-4, atol=1e-5):
         return
     reported = _forward(got["params"][-1], x) if got.get("params") else None
     if reported is not None and not np.allclose(logits, reported, rtol=1e-4, atol=1e-5):
-        fail(f"{call}: the trained model's forward pass, run by the check on fresh inputs, does not use the "
-             "parameters your process reported (nnx.state / nnx.to_pure_dict): the model holds other weights. "
-             "Is the body really frozen?")
+        fail(_("{call}: the trained model's forward pass, run by the check on fresh inputs, does not use the "
+               "parameters your process reported (nnx.state / nnx.to_pure_dict): the model holds other weights. "
+               "Is the body really frozen?").format(call=call))
     diff = float(np.max(np.abs(logits - expected)))
-    fail(f"{call}: the trained model's logits on fresh inputs, run by the check, differ from the reference's by up "
-         f"to {diff:.3g}.")
+    fail(_("{call}: the trained model's logits on fresh inputs, run by the check, differ from the reference's by up "
+           "to {diff:.3g}.").format(call=call, diff=diff))

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from course.engine.checking import assert_close, fail, side_by_side
 from course.engine.evidence import run_lowered
+from course.engine.words import _
 
 
 # Shapes come from small fixed sets, so that the programs compiled for them (in the
@@ -40,22 +41,23 @@ def test_relu_matches_torch(learner, reference, rng):
     for shape in RELU_SHAPES:
         x = (rng.standard_normal(shape) * 3).astype(np.float32)
         got, want = side_by_side(learner, reference).call("relu", x)
-        what = f"relu(x) for x of shape {x.shape}"
+        what = _("relu(x) for x of shape {shape}").format(shape=x.shape)
         assert_close(got, want, what=what, dtype=np.float32)
-        assert_close(np.asarray(got), _torch(F.relu, x), what=what + " (against torch.relu)")
+        assert_close(np.asarray(got), _torch(F.relu, x), what=_("{what} (against torch.relu)").format(what=what))
 
 
 def test_softmax_matches_torch_along_every_axis(learner, reference, rng):
     x = (rng.standard_normal(SOFTMAX_SHAPES[int(rng.integers(len(SOFTMAX_SHAPES)))]) * 4).astype(np.float32)
     for axis in range(-x.ndim, x.ndim):
         got, want = side_by_side(learner, reference).call("softmax", x, axis=axis)
-        what = f"softmax(x, axis={axis}) for x of shape {x.shape}"
+        what = _("softmax(x, axis={axis}) for x of shape {shape}").format(axis=axis, shape=x.shape)
         # float32 exp() and division by the sum round differently in equally valid
         # formulations (max-shift, logsumexp, jax.nn.softmax), hence rtol 1e-4.
         assert_close(got, want, what=what, rtol=1e-4, dtype=np.float32)
-        assert_close(np.asarray(got), _torch(F.softmax, x, dim=axis), what=what + " (against F.softmax)", rtol=1e-4)
+        assert_close(np.asarray(got), _torch(F.softmax, x, dim=axis), what=_("{what} (against F.softmax)").format(what=what),
+                     rtol=1e-4)
     got, want = side_by_side(learner, reference).call("softmax", x)
-    assert_close(got, want, what=f"softmax(x) with the default axis, x of shape {x.shape}",
+    assert_close(got, want, what=_("softmax(x) with the default axis, x of shape {shape}").format(shape=x.shape),
                  rtol=1e-4)
 
 
@@ -67,16 +69,16 @@ def test_softmax_is_stable_for_large_inputs(learner, reference, rng):
     x = (x + rng.permutation(np.linspace(-3000, 3000, x.shape[0]))[:, None]).astype(np.float32)
     got = learner.call("softmax", x, axis=-1)
     if not np.all(np.isfinite(np.asarray(got, dtype=np.float64))):
-        fail(
-            f"softmax(x, axis=-1) for x of shape {x.shape} with values around ±1000 returned "
+        fail(_(
+            "softmax(x, axis=-1) for x of shape {shape} with values around ±1000 returned "
             "inf or nan: exp() overflows (or, shifted by a maximum not taken along the axis, "
             "underflows to 0/0). Subtract the maximum along the axis first."
-        )
+        ).format(shape=x.shape))
     # Below 2**13 float32 values are 2**-11 apart: a formulation that rounds a number of
     # that size before exp() (exp(x - logsumexp(x)) for one) is off by up to 2.5e-4
     # relative, hence rtol 5e-4 here.
-    assert_close(got, reference.call("softmax", x, axis=-1), what=f"softmax of large inputs, shape {x.shape}",
-                 rtol=5e-4)
+    assert_close(got, reference.call("softmax", x, axis=-1), what=_("softmax of large inputs, shape {shape}").format(
+                     shape=x.shape), rtol=5e-4)
 
 
 def test_bce_with_logits_matches_torch(learner, reference, rng):
@@ -85,10 +87,10 @@ def test_bce_with_logits_matches_torch(learner, reference, rng):
         z = (rng.standard_normal(shape) * 5).astype(np.float32)
         y = rng.uniform(0, 1, size=shape).astype(np.float32)
         got, want = side_by_side(learner, reference).call("binary_cross_entropy_with_logits", z, y)
-        what = f"binary_cross_entropy_with_logits(logits, targets) for shape {shape}"
+        what = _("binary_cross_entropy_with_logits(logits, targets) for shape {shape}").format(shape=shape)
         assert_close(got, want, what=what, rtol=1e-5, dtype=np.float32)
         want = _torch(F.binary_cross_entropy_with_logits, z, y)
-        assert_close(np.asarray(got), want, what=what + " (against PyTorch)", rtol=1e-5)
+        assert_close(np.asarray(got), want, what=_("{what} (against PyTorch)").format(what=what), rtol=1e-5)
 
 
 def test_bce_with_logits_is_stable_for_large_logits(learner, reference, rng):
@@ -97,13 +99,14 @@ def test_bce_with_logits_is_stable_for_large_logits(learner, reference, rng):
     y = rng.integers(0, 2, size=n).astype(np.float32)
     got = learner.call("binary_cross_entropy_with_logits", z, y)
     if not np.all(np.isfinite(np.asarray(got, dtype=np.float64))):
-        fail(
-            f"binary_cross_entropy_with_logits on {n} logits around ±100 returned {got}: "
+        fail(_(
+            "binary_cross_entropy_with_logits on {n} logits around ±100 returned {got}: "
             "sigmoid() rounds to exactly 0 or 1 there and log() becomes infinite. "
             "Use a form that never computes sigmoid()."
-        )
+        ).format(n=n, got=got))
     want = _torch(F.binary_cross_entropy_with_logits, z, y)
-    assert_close(np.asarray(got), want, what=f"binary_cross_entropy_with_logits on logits around ±100 (n={n})", rtol=1e-4)
+    assert_close(np.asarray(got), want, what=_("binary_cross_entropy_with_logits on logits around ±100 (n={n})").format(n=n),
+                 rtol=1e-4)
 
 
 def test_all_three_work_under_jit(learner, reference, rng):
@@ -118,8 +121,13 @@ def test_all_three_work_under_jit(learner, reference, rng):
         args = [(rng.standard_normal(shape) * 3).astype(np.float32)]
         if n_args == 2:
             args.append(rng.uniform(0, 1, size=shape).astype(np.float32))
-        call = f"jax.jit({name})" + (f" with {kwargs}" if kwargs else "") + f" on float32 inputs of shape {shape}"
+        if kwargs:
+            call = _("jax.jit({name}) with {kwargs} on float32 inputs of shape {shape}").format(
+                name=name, kwargs=kwargs, shape=shape)
+        else:
+            call = _("jax.jit({name}) on float32 inputs of shape {shape}").format(name=name, shape=shape)
         out = run_lowered(program, args, what=call)
         if len(out) != 1:
-            fail(f"{call} returns {len(out)} arrays; expected one.")
-        assert_close(out[0], torch_fn(*args), what=call + " (compared with PyTorch)", rtol=1e-4, atol=1e-6)
+            fail(_("{call} returns {n} arrays; expected one.").format(call=call, n=len(out)))
+        assert_close(out[0], torch_fn(*args), what=_("{call} (compared with PyTorch)").format(call=call),
+                     rtol=1e-4, atol=1e-6)

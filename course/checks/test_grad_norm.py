@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
+from course.engine.words import _
 
 TIMEOUT = 60
 
@@ -35,7 +36,7 @@ def test_global_norm(learner, reference, rng):
     for scale in (0.1, 3.0):
         tree = _random_tree(rng, scale)
         got, want = side_by_side(learner, reference).call("global_norm", tree)
-        assert_close(got, want, what=f"global_norm(tree) for a tree with leaf shapes {_shapes(tree)}",
+        assert_close(got, want, what=_("global_norm(tree) for a tree with leaf shapes {shapes}").format(shapes=_shapes(tree)),
                      rtol=1e-5, atol=1e-6, dtype=np.float32)
 
 
@@ -54,11 +55,12 @@ def test_clip_above_max_norm_rescales(learner, reference, rng):
     after = got["input_after"]
     if _shapes(after) != _shapes(tree) or not all(
             np.array_equal(a, b) for a, b in zip(_leaves(after), _leaves(tree))):
-        fail(f"{call} changed the tree it was given (clip_grad_norm_ works in place; here the input must stay "
-             "as it was): build a new tree, e.g. with jax.tree.map.")
+        fail(_("{call} changed the tree it was given (clip_grad_norm_ works in place; here the input must stay "
+               "as it was): build a new tree, e.g. with jax.tree.map.").format(call=call))
     got, want = got["out"], want["out"]
-    assert_tree_close(got, want, what=f"clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
-                                      f"norm {norm:.4g} (every leaf scaled by max_norm / norm)",
+    assert_tree_close(got, want, what=_("clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
+                                        "norm {norm:.4g} (every leaf scaled by max_norm / norm)").format(
+                          max_norm=max_norm, norm=norm),
                       rtol=1e-5, atol=1e-6)
 
 
@@ -67,8 +69,9 @@ def test_clip_below_max_norm_is_identity(learner, reference, rng):
     norm = float(reference.call("global_norm", tree))
     max_norm = norm * float(rng.uniform(1.5, 4.0))
     got, want = side_by_side(learner, reference).call("clip_by_global_norm", tree, max_norm)
-    assert_tree_close(got, want, what=f"clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
-                                      f"norm {norm:.4g}: below max_norm, the tree comes back unchanged",
+    assert_tree_close(got, want, what=_("clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
+                                        "norm {norm:.4g}: below max_norm, the tree comes back unchanged").format(
+                          max_norm=max_norm, norm=norm),
                       rtol=1e-6, atol=1e-7)
 
 
@@ -114,7 +117,7 @@ def test_works_on_an_nnx_state(learner, rng, seed):
     got = learner.probe(probe_on_model_gradients, d_in, hidden, seed, 0.5)
     # The gradients are evidence; their norm and the clipped tree are computed here.
     norm = float(np.sqrt(sum(np.sum(leaf ** 2) for leaf in _leaves(got["grads"]))))
-    what = f"on the nnx.State of gradients of a {d_in}->{hidden}->1 model"
+    what = _("on the nnx.State of gradients of a {d_in}->{hidden}->1 model").format(d_in=d_in, hidden=hidden)
     assert_close(got["norm"], np.float32(norm), what=f"global_norm {what}", rtol=1e-5, atol=1e-6)
     want = _scaled(got["grads"], min(1.0, 0.5 / norm) if norm > 0 else 1.0)
     assert_tree_close(got["clipped"], want, what=f"clip_by_global_norm(grads, 0.5) {what}", rtol=1e-5, atol=1e-6)

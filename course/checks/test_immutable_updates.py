@@ -12,6 +12,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, fail
 from course.engine.evidence import run_lowered
+from course.engine.words import _
 
 SHAPES = {1: [(7,), (12,)], 2: [(5, 6), (8, 3)], 3: [(3, 4, 5)]}
 
@@ -26,7 +27,7 @@ def probe_lower(module, name, specs):
 
 def _one(out, call):
     if len(out) != 1:
-        fail(f"{call} returns {len(out)} arrays; expected one new array.")
+        fail(_("{call} returns {n} arrays; expected one new array.").format(call=call, n=len(out)))
     return out[0]
 
 
@@ -35,11 +36,11 @@ def test_masked_fill_under_jit(learner, rng):
         shape = SHAPES[ndim][int(rng.integers(len(SHAPES[ndim])))]
         specs = [[list(shape), "float32"], [list(shape), "bool"], [[], "float32"]]
         program = learner.probe(probe_lower, "masked_fill", specs)
-        for _ in range(2):
+        for _draw in range(2):
             x = rng.standard_normal(shape).astype(np.float32)
             mask = rng.random(shape) < 0.4
             value = np.float32(np.round(rng.uniform(-5, 5), 2))
-            call = f"jax.jit(masked_fill)(x, mask, {value}) with x of shape {shape}"
+            call = _("jax.jit(masked_fill)(x, mask, {value}) with x of shape {shape}").format(value=value, shape=shape)
             got = _one(run_lowered(program, [x, mask, value], what=call), call)
             assert_close(got, np.where(mask, value, x), what=call, dtype=np.float32)
 
@@ -49,19 +50,20 @@ def test_scatter_add_rows_accumulates_repeated_indices(learner, rng):
         n, k = 6, 14  # more updates than rows: indices repeat
         specs = [[[n, *trailing], "float32"], [[k], "int32"], [[k, *trailing], "float32"]]
         program = learner.probe(probe_lower, "scatter_add_rows", specs)
-        for _ in range(2):
+        for _draw in range(2):
             x = rng.standard_normal((n,) + trailing).astype(np.float32)
             index = rng.integers(0, n, size=k).astype(np.int32)
             index[:2] = index[0]  # at least one row gets two contributions
             src = rng.standard_normal((k,) + trailing).astype(np.float32)
             want = x.copy()
             np.add.at(want, index, src)
-            call = (f"jax.jit(scatter_add_rows)(x, index, src) with x of shape {x.shape}, "
-                    f"index {index.tolist()}, src of shape {src.shape}")
+            call = _("jax.jit(scatter_add_rows)(x, index, src) with x of shape {shape}, "
+                     "index {index}, src of shape {src}").format(shape=x.shape, index=index.tolist(), src=src.shape)
             got = _one(run_lowered(program, [x, index, src], what=call), call)
             last_wins = x.copy()
             last_wins[index] += src
             if not np.allclose(want, last_wins) and np.allclose(got, last_wins, rtol=1e-5, atol=1e-6):
-                fail(f"{call}: a row named twice in `index` got only one of its updates. `x.at[index].set(...)` "
-                     "or `x[index] += src` keep one write per row; use `x.at[index].add(src)` to accumulate.")
+                fail(_("{call}: a row named twice in `index` got only one of its updates. `x.at[index].set(...)` "
+                       "or `x[index] += src` keep one write per row; use `x.at[index].add(src)` to "
+                       "accumulate.").format(call=call))
             assert_close(got, want, what=call, dtype=np.float32, rtol=1e-5, atol=1e-5)

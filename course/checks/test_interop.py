@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from course.engine.checking import assert_close, assert_equal, fail, side_by_side
+from course.engine.words import _
 
 # The child imports torch for these probes: a few seconds on a busy 2-core machine.
 TIMEOUT = 60
@@ -84,7 +85,8 @@ def _expected(values, dtype, transpose):
 
 def _compare(got, want, what, expected_type, expected_values):
     if got.get("type") != want["type"]:
-        fail(f"{what} returned a {got.get('type')}, expected a {expected_type}.")
+        fail(_("{what} returned a {type}, expected a {expected}.").format(
+            what=what, type=got.get("type"), expected=expected_type))
     assert_equal(got["dtype"], want["dtype"], what=what + ": dtype")
     assert_equal(got["shape"], want["shape"], what=what + ": shape")
     assert_close(got["values"], expected_values, what=what + ": values", rtol=0, atol=0, dtype=np.float32)
@@ -100,8 +102,9 @@ def test_torch_to_jax_keeps_dtype_shape_and_values(learner, reference, rng):
         values, transpose = _case(rng, dtype)
         requires_grad = dtype in ("float32", "float16", "bfloat16")
         args = (values, dtype, transpose, requires_grad)
-        what = (f"torch_to_jax(tensor of dtype torch.{dtype}, shape {values.shape}"
-                f"{', transposed' if transpose else ''}{', requires_grad=True' if requires_grad else ''})")
+        what = _("torch_to_jax(tensor of dtype torch.{dtype}, shape {shape}{transposed}{requires_grad})").format(
+            dtype=dtype, shape=values.shape, transposed=_(", transposed") if transpose else "",
+            requires_grad=", requires_grad=True" if requires_grad else "")
         _compare(*side_by_side(learner, reference).probe(probe_torch_to_jax, *args),
                  what, "jax.Array", _expected(values, dtype, transpose))
 
@@ -110,7 +113,8 @@ def test_jax_to_torch_keeps_dtype_shape_and_values(learner, reference, rng):
     for dtype in DTYPES:
         values, transpose = _case(rng, dtype)
         args = (values, dtype, transpose)
-        what = f"jax_to_torch(jax.Array of dtype {dtype}, shape {values.T.shape if transpose else values.shape})"
+        what = _("jax_to_torch(jax.Array of dtype {dtype}, shape {shape})").format(
+            dtype=dtype, shape=values.T.shape if transpose else values.shape)
         _compare(*side_by_side(learner, reference).probe(probe_jax_to_torch, *args),
                  what, "torch.Tensor", _expected(values, dtype, transpose))
 
@@ -119,12 +123,14 @@ def test_jax_to_numpy_is_a_writable_copy(learner, reference, rng):
     for dtype in DTYPES:
         values, transpose = _case(rng, dtype)
         args = (values, dtype, transpose)
-        what = f"jax_to_numpy(jax.Array of dtype {dtype}, shape {values.T.shape if transpose else values.shape})"
+        what = _("jax_to_numpy(jax.Array of dtype {dtype}, shape {shape})").format(
+            dtype=dtype, shape=values.T.shape if transpose else values.shape)
         got, want = side_by_side(learner, reference).probe(probe_jax_to_numpy, *args)
         expected = _expected(values, dtype, transpose)
         _compare(got, want, what, "numpy.ndarray", expected)
         if not got["writeable"]:
-            fail(f"{what} returned a read-only NumPy array (np.asarray of a JAX array is a read-only view); "
-                 "the caller must be able to modify it.")
+            fail(_("{what} returned a read-only NumPy array (np.asarray of a JAX array is a read-only view); "
+                   "the caller must be able to modify it.").format(what=what))
         if not np.array_equal(np.asarray(got["x_after"]), expected):
-            fail(f"{what}: writing into the returned array changed the JAX array; return an independent copy.")
+            fail(_("{what}: writing into the returned array changed the JAX array; return an independent "
+                   "copy.").format(what=what))

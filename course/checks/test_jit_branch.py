@@ -23,6 +23,7 @@ import torch.nn.functional as F
 
 from course.engine.checking import assert_close, fail
 from course.engine.evidence import run_lowered
+from course.engine.words import N_, _
 
 # Every test runs one 1-D and one 2-D shape: on a vector, a norm or a mean along the
 # last axis is the same as over all elements, and that mistake only shows on a matrix.
@@ -57,7 +58,7 @@ def _shapes(rng):
 def _run(program, args, call):
     out = run_lowered(program, args, what=call)
     if len(out) != 1:
-        fail(f"{call} returns {len(out)} arrays; expected one.")
+        fail(_("{call} returns {n} arrays; expected one.").format(call=call, n=len(out)))
     return out[0]
 
 
@@ -73,14 +74,18 @@ def test_clip_by_norm_on_both_sides_of_the_threshold(learner, rng):
 
 def _clip_both_sides(learner, rng, shape):
     program = learner.probe(probe_lower, "clip_by_norm", [list(shape), []])
-    for _ in range(2):
+    for _draw in range(2):
         g = rng.standard_normal(shape).astype(np.float32)
         norm = float(np.linalg.norm(g))
-        for max_norm, side in ((norm * float(rng.uniform(0.2, 0.8)), "above"),
-                               (norm * float(rng.uniform(1.2, 3.0)), "below")):
+        for max_norm, above in ((norm * float(rng.uniform(0.2, 0.8)), True),
+                                (norm * float(rng.uniform(1.2, 3.0)), False)):
             max_norm = np.float32(max_norm)
-            call = (f"jax.jit(clip_by_norm)(g, {max_norm:.4g}) with g of shape {shape} and norm {norm:.4g} "
-                    f"({side} max_norm)")
+            if above:
+                call = _("jax.jit(clip_by_norm)(g, {max_norm:.4g}) with g of shape {shape} and norm {norm:.4g} "
+                         "(above max_norm)").format(max_norm=max_norm, shape=shape, norm=norm)
+            else:
+                call = _("jax.jit(clip_by_norm)(g, {max_norm:.4g}) with g of shape {shape} and norm {norm:.4g} "
+                         "(below max_norm)").format(max_norm=max_norm, shape=shape, norm=norm)
             got = _run(program, [g, max_norm], call)
             assert_close(got, _clip(g, max_norm), what=call, dtype=np.float32, rtol=1e-5, atol=1e-6)
 
@@ -89,11 +94,12 @@ def test_clip_by_norm_leaves_zero_gradients_alone(learner, rng):
     shape = _shapes(rng)[1]
     program = learner.probe(probe_lower, "clip_by_norm", [list(shape), []])
     max_norm = np.float32(rng.uniform(0.5, 2.0))
-    call = f"jax.jit(clip_by_norm)(zeros of shape {shape}, {max_norm:.3g})"
+    call = _("jax.jit(clip_by_norm)(zeros of shape {shape}, {max_norm:.3g})").format(shape=shape, max_norm=max_norm)
     got = _run(program, [np.zeros(shape, np.float32), max_norm], call)
     if not np.all(np.isfinite(got)):
-        fail(f"{call} returned nan or inf: the norm of zeros is 0, and max_norm / 0 is not a number. "
-             "Only rescale when the norm is above max_norm (jnp.where, or divide by jnp.maximum(norm, max_norm)).")
+        fail(_("{call} returned nan or inf: the norm of zeros is 0, and max_norm / 0 is not a number. "
+               "Only rescale when the norm is above max_norm (jnp.where, or divide by jnp.maximum(norm, "
+               "max_norm)).").format(call=call))
     assert_close(got, np.zeros(shape, np.float32), what=call, dtype=np.float32)
 
 
@@ -107,7 +113,7 @@ def _clip_vjp(g, max_norm, c):
     return max_norm / norm * (c - g * np.vdot(g, c) / norm**2)
 
 
-NAN_GRADIENT = (
+NAN_GRADIENT = N_(
     "the gradient of clip_by_norm at g = 0 is NaN. The norm's derivative at zero is 0/0, and "
     "jnp.where multiplies the unused side's NaN gradient by zero, which leaves it NaN; clamping the "
     "norm afterwards (jnp.maximum(norm, 1e-12)) does not help, the NaN comes from inside the norm. Use "
@@ -122,20 +128,26 @@ def test_clip_by_norm_gradient_is_finite_at_zero(learner, rng):
     max_norm = np.float32(rng.uniform(0.5, 2.0))
     cotangent = rng.standard_normal(shape).astype(np.float32)
     zeros = np.zeros(shape, np.float32)
-    call = (f"jax.grad(lambda g: jnp.sum(clip_by_norm(g, {max_norm:.3g}) * c))(zeros of shape {shape}), "
-            "c random")
+    call = _("jax.grad(lambda g: jnp.sum(clip_by_norm(g, {max_norm:.3g}) * c))(zeros of shape {shape}), "
+             "c random").format(max_norm=max_norm, shape=shape)
     got = _run(program, [zeros, max_norm, cotangent], call)
     if not np.all(np.isfinite(got)):
-        fail(f"{call} has {int(np.sum(~np.isfinite(got)))} NaN or inf entries: {NAN_GRADIENT}")
-    assert_close(got, cotangent, what=call + " (clip_by_norm is the identity near zero, so its gradient is c)",
+        fail(_("{call} has {n} NaN or inf entries: {advice}").format(
+            call=call, n=int(np.sum(~np.isfinite(got))), advice=_(NAN_GRADIENT)))
+    assert_close(got, cotangent,
+                 what=_("{call} (clip_by_norm is the identity near zero, so its gradient is c)").format(call=call),
                  dtype=np.float32, rtol=1e-5, atol=1e-6)
     g = rng.standard_normal(shape).astype(np.float32)
     norm = float(np.linalg.norm(g))
-    for bound, side in ((norm * float(rng.uniform(0.2, 0.8)), "above"), (norm * float(rng.uniform(1.2, 3.0)), "below")):
+    for bound, above in ((norm * float(rng.uniform(0.2, 0.8)), True), (norm * float(rng.uniform(1.2, 3.0)), False)):
         bound = np.float32(bound)
         c = rng.standard_normal(shape).astype(np.float32)
-        call = (f"jax.grad(lambda g: jnp.sum(clip_by_norm(g, {bound:.4g}) * c))(g) with g of shape {shape} "
-                f"and norm {norm:.4g} ({side} max_norm)")
+        if above:
+            call = _("jax.grad(lambda g: jnp.sum(clip_by_norm(g, {bound:.4g}) * c))(g) with g of shape {shape} "
+                     "and norm {norm:.4g} (above max_norm)").format(bound=bound, shape=shape, norm=norm)
+        else:
+            call = _("jax.grad(lambda g: jnp.sum(clip_by_norm(g, {bound:.4g}) * c))(g) with g of shape {shape} "
+                     "and norm {norm:.4g} (below max_norm)").format(bound=bound, shape=shape, norm=norm)
         got = _run(program, [g, bound, c], call)
         assert_close(got, _clip_vjp(g, float(bound), c).astype(np.float32), what=call, dtype=np.float32,
                      rtol=1e-4, atol=1e-5)
@@ -148,11 +160,11 @@ def test_huber_loss_matches_torch(learner, rng):
 
 def _huber(learner, rng, shape):
     program = learner.probe(probe_lower, "huber_loss", [list(shape), list(shape), []])
-    for _ in range(2):
+    for _draw in range(2):
         pred = (rng.standard_normal(shape) * 2).astype(np.float32)
         target = (rng.standard_normal(shape) * 2).astype(np.float32)
         delta = np.float32(rng.uniform(0.3, 2.0))  # residuals fall on both sides of delta
-        call = f"jax.jit(huber_loss)(pred, target, {delta:.3g}) for shape {shape}"
+        call = _("jax.jit(huber_loss)(pred, target, {delta:.3g}) for shape {shape}").format(delta=delta, shape=shape)
         got = _run(program, [pred, target, delta], call)
         want = F.huber_loss(torch.from_numpy(pred), torch.from_numpy(target), delta=float(delta)).numpy()
-        assert_close(got, want, what=call + " (against F.huber_loss)", rtol=1e-5, atol=1e-6, dtype=np.float32)
+        assert_close(got, want, what=_("{call} (against F.huber_loss)").format(call=call), rtol=1e-5, atol=1e-6, dtype=np.float32)

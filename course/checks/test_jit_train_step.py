@@ -26,6 +26,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
 from course.engine.programs import ProgramError, parse
+from course.engine.words import N_, _
 
 TIMEOUT = 120
 # (d_in, hidden, batch_size, rows) from a small fixed set, so that the programs compiled
@@ -168,7 +169,7 @@ def probe_lowered_step(module, d_in, hidden, seed, batch_size):
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
     lower = getattr(module.train_step, "lower", None)
     if not callable(lower):
-        return {"error": f"train_step is a {type(module.train_step).__name__} without `.lower`: it is not compiled"}
+        return {"error": "no_lower", "type": type(module.train_step).__name__}
     x = np.zeros((batch_size, d_in), np.float32)
     v = np.zeros(batch_size, np.float32)
     return {"program": lower(model, optimizer, x, v, v).as_text()}
@@ -190,18 +191,22 @@ def test_batches_are_padded_to_one_shape(learner, rng):
     call = f"make_batches(x {x.shape}, y {y.shape}, batch_size={batch_size})"
     got = learner.call("make_batches", x, y, batch_size)
     n_batches = -(-n // batch_size)
-    if not isinstance(got, (list, tuple)) or len(got) != n_batches:
-        fail(f"{call} returned {type(got).__name__}{' of %d items' % len(got) if isinstance(got, (list, tuple)) else ''}; "
-             f"expected a list of {n_batches} (x, y, mask) batches.")
+    if isinstance(got, (list, tuple)) and len(got) != n_batches:
+        fail(_("{call} returned {type} of {items} items; expected a list of {n} (x, y, mask) batches.").format(
+            call=call, type=type(got).__name__, items=len(got), n=n_batches))
+    if not isinstance(got, (list, tuple)):
+        fail(_("{call} returned {type}; expected a list of {n} (x, y, mask) batches.").format(
+            call=call, type=type(got).__name__, n=n_batches))
     for b, batch in enumerate(got):
         if not isinstance(batch, (list, tuple)) or len(batch) != 3:
-            fail(f"{call}[{b}] should be a tuple (x, y, mask), got {batch!r:.100}.")
+            fail(_("{call}[{b}] should be a tuple (x, y, mask), got {batch!r:.100}.").format(call=call, b=b, batch=batch))
         xb, yb, mask = batch
         shapes = [np.shape(xb), np.shape(yb), np.shape(mask)]
         if shapes != [(batch_size, d_in), (batch_size,), (batch_size,)]:
-            fail(f"{call}[{b}] has shapes {shapes}; every batch must be ({batch_size}, {d_in}), ({batch_size},), "
-                 f"({batch_size},): pad a short last batch to the full batch size, so that one compiled "
-                 "program serves every batch.")
+            fail(_("{call}[{b}] has shapes {shapes}; every batch must be ({batch_size}, {d_in}), ({batch_size},), "
+                   "({batch_size},): pad a short last batch to the full batch size, so that one compiled "
+                   "program serves every batch.").format(call=call, b=b, shapes=shapes, batch_size=batch_size,
+                                                         d_in=d_in))
         start = b * batch_size
         real = min(batch_size, n - start)
         want_x = np.zeros((batch_size, d_in), np.float32)
@@ -213,11 +218,12 @@ def test_batches_are_padded_to_one_shape(learner, rng):
         # as float32, in the same program. The values must be the input's, exactly; other dtypes fail.
         want_x, want_y = (w.astype(v.dtype) if getattr(v, "dtype", None) in (np.float32, np.float64) else w
                           for v, w in ((xb, want_x), (yb, want_y)))
-        assert_close(xb, want_x, what=f"{call}[{b}][0] (rows {start}..{start + real - 1} in order, then zero rows)",
+        assert_close(xb, want_x, what=_("{call}[{b}][0] (rows {start}..{end} in order, then zero rows)").format(
+            call=call, b=b, start=start, end=start + real - 1), rtol=0, atol=0)
+        assert_close(yb, want_y, what=_("{call}[{b}][1] (labels in order, then zeros)").format(call=call, b=b),
                      rtol=0, atol=0)
-        assert_close(yb, want_y, what=f"{call}[{b}][1] (labels in order, then zeros)", rtol=0, atol=0)
-        assert_close(mask, want_mask, what=f"{call}[{b}][2] (1.0 for the {real} real rows, 0.0 for padding)",
-                     rtol=0, atol=0)
+        assert_close(mask, want_mask, what=_("{call}[{b}][2] (1.0 for the {real} real rows, 0.0 for padding)").format(
+            call=call, b=b, real=real), rtol=0, atol=0)
 
 
 def test_train_step_is_compiled_for_the_batch_shape(learner, rng, seed):
@@ -225,70 +231,80 @@ def test_train_step_is_compiled_for_the_batch_shape(learner, rng, seed):
     got = learner.probe(probe_lowered_step, d_in, hidden, seed, batch_size)
     call = f"train_step.lower(model, optimizer, x ({batch_size}, {d_in}), y, mask)"
     if "error" in got:
-        fail(f"{got['error']}. Decorate train_step with @nnx.jit.")
+        fail(_("train_step is a {type} without `.lower`: it is not compiled. Decorate train_step with "
+               "@nnx.jit.").format(type=got.get("type")))
     try:
         program = parse(got.get("program"))
     except ProgramError as e:
-        fail(f"{call} did not give a compiled program: {e}. Decorate train_step with @nnx.jit.")
+        fail(_("{call} did not give a compiled program: {error}. Decorate train_step with @nnx.jit.").format(
+            call=call, error=e))
     inputs = [(a.shape, a.dtype) for a in program.args]
     for want in (((batch_size, d_in), "float32"), ((batch_size,), "float32")):
         if want not in inputs:
-            fail(f"{call}: the compiled program takes {sorted(set(inputs))}, without the batch input {want}. "
-                 "train_step must be the compiled step itself, taking the batch as its input.")
+            fail(_("{call}: the compiled program takes {inputs}, without the batch input {want}. "
+                   "train_step must be the compiled step itself, taking the batch as its input.").format(
+                call=call, inputs=sorted(set(inputs)), want=want))
     if not any(r.shape == () and r.dtype == "float32" for r in program.results):
-        fail(f"{call}: the compiled program returns no float32 scalar: return the loss.")
+        fail(_("{call}: the compiled program returns no float32 scalar: return the loss.").format(call=call))
     if program.count("dot_general") < 2:
-        fail(f"{call}: the compiled program has {program.count('dot_general')} matrix products; a step through "
-             "the two-layer model (forward and backward) has several. Compile the whole step.")
+        fail(_("{call}: the compiled program has {n} matrix products; a step through "
+               "the two-layer model (forward and backward) has several. Compile the whole step.").format(
+            call=call, n=program.count("dot_general")))
 
 
 def test_same_result_as_the_ragged_loop(learner, reference, rng, seed):
     d_in, hidden, batch_size, n, epochs = _setup(rng)
     got, want = side_by_side(learner, reference).probe_each(probe_epochs, probe_ragged_reference,
                                                            d_in, hidden, seed, batch_size, epochs)
-    call = f"two epochs of train_epoch(..., batch_size={batch_size}) on {n} rows"
+    call = _("two epochs of train_epoch(..., batch_size={batch_size}) on {n} rows").format(batch_size=batch_size, n=n)
     traces = got.get("traces")
     if not (isinstance(traces, list) and len(traces) == 2 and all(isinstance(t, list) for t in traces)):
-        fail(f"{call}: the check's record of the step's traces came back as {traces!r:.100}.")
+        fail(_("{call}: the check's record of the step's traces came back as {traces!r:.100}.").format(
+            call=call, traces=traces))
     first, second = traces
     shapes = sorted({tuple(s) for s in first if isinstance(s, list)})
     if len(shapes) > 1:
-        fail(f"{call}: the step was traced for {len(shapes)} input shapes {shapes}; run train_step on the "
-             "padded batches of make_batches, all of one shape.")
+        fail(_("{call}: the step was traced for {n} input shapes {shapes}; run train_step on the "
+               "padded batches of make_batches, all of one shape.").format(call=call, n=len(shapes), shapes=shapes))
     if shapes != [(batch_size, d_in)]:
-        fail(f"{call}: the first epoch never traced the model for the padded batch ({batch_size}, {d_in}) "
-             f"(traced for {shapes}): train_epoch must run the compiled train_step on the batches.")
+        fail(_("{call}: the first epoch never traced the model for the padded batch ({batch_size}, {d_in}) "
+               "(traced for {shapes}): train_epoch must run the compiled train_step on the batches.").format(
+            call=call, batch_size=batch_size, d_in=d_in, shapes=shapes))
     if second:
-        fail(f"{call}: the second epoch traced the step again. A compiled step must be reused across "
-             "epochs: build it once, at module level, not inside train_epoch.")
+        fail(_("{call}: the second epoch traced the step again. A compiled step must be reused across "
+               "epochs: build it once, at module level, not inside train_epoch.").format(call=call))
     recompiled = got.get("compiled_in_second")
     for text in recompiled if isinstance(recompiled, list) else [recompiled]:
         try:
             program = parse(text)
         except ProgramError as e:
-            fail(f"{call}: the check could not read a program XLA compiled in the second epoch: {e}.")
+            fail(_("{call}: the check could not read a program XLA compiled in the second epoch: {error}.").format(
+                call=call, error=e))
         if program.takes((batch_size, d_in)):
-            fail(f"{call}: XLA compiled the step again in the second epoch (a program taking the batch "
-                 f"({batch_size}, {d_in})); the second epoch traced the step again. A compiled step must be "
-                 "reused across epochs: build it once, at module level, not inside train_epoch.")
+            fail(_("{call}: XLA compiled the step again in the second epoch (a program taking the batch "
+                   "({batch_size}, {d_in})); the second epoch traced the step again. A compiled step must be "
+                   "reused across epochs: build it once, at module level, not inside train_epoch.").format(
+                call=call, batch_size=batch_size, d_in=d_in))
     n_batches = -(-n // batch_size)
     for e, losses in enumerate(got["losses"]):
         if not isinstance(losses, list) or len(losses) != n_batches:
-            fail(f"{call}: epoch {e} returned {losses!r:.200}; expected a list of {n_batches} losses, "
-                 "one per batch.")
+            fail(_("{call}: epoch {e} returned {losses!r:.200}; expected a list of {n} losses, "
+                   "one per batch.").format(call=call, e=e, losses=losses, n=n_batches))
     assert_tree_close(got["losses"], want["losses"],
-                      what=f"{call}: the per-batch losses (the padded last batch must give the ragged batch's loss)",
+                      what=_("{call}: the per-batch losses (the padded last batch must give the ragged batch's "
+                             "loss)").format(call=call),
                       rtol=1e-4, atol=1e-6)
-    assert_tree_close(got["params"], want["params"], what=f"{call}: the parameters afterwards",
+    assert_tree_close(got["params"], want["params"], what=_("{call}: the parameters afterwards").format(call=call),
                       rtol=1e-4, atol=1e-5)
 
 
 def test_masked_loss(learner, reference, rng, seed):
-    d_in, hidden, batch, _ = SIZES[int(rng.integers(len(SIZES)))]
+    d_in, hidden, batch = SIZES[int(rng.integers(len(SIZES)))][:3]
     x = rng.standard_normal((batch, d_in)).astype(np.float32)
     y = rng.integers(0, 2, size=batch).astype(np.float32)
     mask = (rng.random(batch) < 0.6).astype(np.float32)
     mask[0] = 1.0
-    for m, label in ((mask, "a random 0/1 mask"), (np.ones(batch, np.float32), "an all-ones mask")):
+    for m, label in ((mask, N_("a random 0/1 mask")), (np.ones(batch, np.float32), N_("an all-ones mask"))):
         got, want = side_by_side(learner, reference).probe(probe_masked_loss, d_in, hidden, seed, x, y, m)
-        assert_close(got, want, what=f"masked_loss(model, x {x.shape}, y, mask) with {label}", rtol=1e-4, atol=1e-6)
+        assert_close(got, want, what=_("masked_loss(model, x {x}, y, mask) with {label}").format(
+            x=x.shape, label=_(label)), rtol=1e-4, atol=1e-6)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_close, assert_equal, fail, side_by_side
+from course.engine.words import _
 
 TIMEOUT = 60
 
@@ -17,7 +18,7 @@ def probe_init_apply(module, d_in, hidden, seed, x, given=None):
     model = module.MLP() if hidden is None else module.MLP(hidden=hidden)
     variables = model.init(jax.random.key(seed), jnp.asarray(x))
     if "params" not in variables:
-        return {"error": f"init returned collections {sorted(variables)}, expected a 'params' collection"}
+        return {"error": "no_params", "collections": sorted(str(name) for name in variables)}
     leaves = [np.asarray(leaf) for leaf in jax.tree.leaves(variables["params"])]
     if given is not None:  # the check's own values, put in place of the initialised ones (matched by shape)
         by_shape = {tuple(v.shape): v for v in given}
@@ -39,8 +40,16 @@ def _check_shapes(leaves, d_in, hidden, x):
     need = [(d_in, hidden), (hidden,), (hidden, 1), (1,)]
     shapes = sorted(tuple(np.shape(leaf)) for leaf in leaves)
     if shapes != sorted(need):
-        fail(f"MLP(hidden={hidden}).init(key, x of shape {x.shape})['params'] holds arrays of shapes "
-             f"{shapes}; expected two kernels {need[0]}, {need[2]} and two biases {need[1]}, {need[3]}.")
+        fail(_("MLP(hidden={hidden}).init(key, x of shape {x})['params'] holds arrays of shapes "
+               "{shapes}; expected two kernels {k1}, {k2} and two biases {b1}, {b2}.").format(
+            hidden=hidden, x=x.shape, shapes=shapes, k1=need[0], k2=need[2], b1=need[1], b2=need[3]))
+
+
+def _no_params(got):
+    """Fail if the probe found no 'params' collection (its finding, told here in the learner's language)."""
+    if "error" in got:
+        fail(_("init returned collections {collections}, expected a 'params' collection.").format(
+            collections=got.get("collections")))
 
 
 def _numpy_forward(leaves, d_in, hidden, x):
@@ -53,12 +62,11 @@ def test_parameter_count_matches_nnx(learner, reference, rng, seed):
     d_in, hidden = int(rng.integers(2, 12)), int(rng.integers(13, 40))
     x = rng.standard_normal((3, d_in)).astype(np.float32)
     got = learner.probe(probe_init_apply, d_in, hidden, seed, x)
-    if "error" in got:
-        fail(got["error"] + ".")
+    _no_params(got)
     want = reference.probe(probe_nnx_count, d_in, hidden)
     assert_equal(sum(int(np.size(leaf)) for leaf in got["leaves"]), want,
-                 what=f"the number of parameters of MLP(hidden={hidden}) initialised on {d_in} input features "
-                      f"(the NNX MLP({d_in}, {hidden}) has this many)")
+                 what=_("the number of parameters of MLP(hidden={hidden}) initialised on {d_in} input features "
+                        "(the NNX MLP({d_in}, {hidden}) has this many)").format(hidden=hidden, d_in=d_in))
 
 
 def test_output_follows_the_parameters(learner, rng, seed):
@@ -70,22 +78,21 @@ def test_output_follows_the_parameters(learner, rng, seed):
     middle = np.median(_numpy_forward(given[:3] + [np.zeros(1, np.float32)], d_in, hidden, x))
     given[3] = np.float32([-middle + 0.01 * rng.standard_normal()])  # about half the logits below zero
     got = learner.probe(probe_init_apply, d_in, hidden, seed, x, given)
-    if "error" in got:
-        fail(got["error"] + ".")
+    _no_params(got)
     _check_shapes(got["leaves"], d_in, hidden, x)
     want = _numpy_forward(given, d_in, hidden, x)
-    assert_close(got["out"], want, what=f"MLP(hidden={hidden}).apply(variables, x of shape {x.shape}): "
-                                        "Dense, ReLU, Dense, with the variables from init holding other values",
+    assert_close(got["out"], want, what=_("MLP(hidden={hidden}).apply(variables, x of shape {x}): "
+                                          "Dense, ReLU, Dense, with the variables from init holding other "
+                                          "values").format(hidden=hidden, x=x.shape),
                  rtol=1e-4, atol=1e-5)
 
 
 def test_default_is_the_articles_model(learner, seed):
     x = np.ones((2, 9), np.float32)
     got = learner.probe(probe_init_apply, 9, None, seed, x)
-    if "error" in got:
-        fail(got["error"] + ".")
+    _no_params(got)
     assert_equal(sum(int(np.size(leaf)) for leaf in got["leaves"]), 705,
-                 what="the number of parameters of MLP() on 9 features (the article's 9 -> 64 -> 1)")
+                 what=_("the number of parameters of MLP() on 9 features (the article's 9 -> 64 -> 1)"))
 
 
 def test_count_params(learner, reference, rng):
@@ -94,4 +101,4 @@ def test_count_params(learner, reference, rng):
             "blocks": {f"layers_{i}": {"scale": rng.standard_normal((int(rng.integers(1, 5)),) * 3)}
                        for i in range(2)}}
     assert_equal(*side_by_side(learner, reference).call("count_params", tree),
-                 what="count_params on a nested parameter dict")
+                 what=_("count_params on a nested parameter dict"))

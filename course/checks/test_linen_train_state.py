@@ -13,6 +13,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
 from course.engine.programs import ProgramError, parse
+from course.engine.words import _
 
 TIMEOUT = 90
 
@@ -25,8 +26,7 @@ def probe_one_step(module, seed, d_in, lr, params, batches):
     state = module.create_train_state(seed, d_in, lr)
     for name in ("params", "apply_fn", "apply_gradients"):
         if not hasattr(state, name):
-            return {"error": f"create_train_state returned {type(state).__name__} without `{name}`; "
-                             "expected a flax TrainState"}
+            return {"error": "no_attribute", "type": type(state).__name__, "name": name}
     if params is not None:
         # Compared by key paths and shapes, not by container: a FrozenDict holds the same layout as
         # a dict. The check's values go back into the learner's own container, leaf by leaf.
@@ -36,8 +36,7 @@ def probe_one_step(module, seed, d_in, lr, params, batches):
                  for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]}
         if sorted(paths) != sorted(given) or any(jnp.shape(leaf) != given[path].shape
                                                  for path, (_, leaf) in zip(paths, mine)):
-            return {"error": "your state's params are not laid out like the given MLP's "
-                             f"({jax.tree.map(jnp.shape, state.params)}); initialise the given MLP"}
+            return {"error": "layout", "shapes": str(jax.tree.map(jnp.shape, state.params))}
         new_params = jax.tree_util.tree_unflatten(treedef, [given[path] for path in paths])
         state = state.replace(params=new_params, opt_state=state.tx.init(new_params))
     # Copied before the call: a step that donates its input state deletes these buffers.
@@ -81,7 +80,7 @@ def probe_lowered(module, seed, d_in, batch):
     state = module.create_train_state(seed, d_in, 1e-2)
     lower = getattr(module.train_step, "lower", None)
     if not callable(lower):
-        return {"error": f"train_step is a {type(module.train_step).__name__} without `.lower`: it is not compiled"}
+        return {"error": "no_lower", "type": type(module.train_step).__name__}
     x = jax.ShapeDtypeStruct((batch, d_in), jnp.float32)
     y = jax.ShapeDtypeStruct((batch,), jnp.float32)
     return {"program": lower(state, x, y).as_text()}
@@ -114,6 +113,16 @@ def _dead_unit(params, layers, j):
         return None
 
 
+def _state_error(got):
+    """Fail with what probe_one_step found wrong with the learner's state (said here, in the learner's language)."""
+    if got.get("error") == "layout":
+        fail(_("your state's params are not laid out like the given MLP's ({shapes}); initialise the given "
+               "MLP.").format(shapes=got.get("shapes")))
+    if "error" in got:
+        fail(_("create_train_state returned {type} without `{name}`; expected a flax TrainState.").format(
+            type=got.get("type"), name=got.get("name")))
+
+
 def test_one_step_matches_reference(learner, reference, rng, seed):
     # Shapes from a small set (compiled programs are reused between runs); values fresh.
     d_in, batch = int(rng.choice([3, 9])), int(rng.choice([16, 32]))
@@ -128,23 +137,25 @@ def test_one_step_matches_reference(learner, reference, rng, seed):
     start[layers[0]]["bias"][dead] = -50.0
     before = _dead_unit(start, layers, dead)
     got, want = side_by_side(learner, reference).probe(probe_one_step, seed, d_in, lr, start, batches)
-    if "error" in got:
-        fail(got["error"] + ".")
+    _state_error(got)
     for i, (g, w) in enumerate(zip(got["steps"], want["steps"])):
-        where = (f"train_step(state, x {batches[i][0].shape}, y {batches[i][1].shape}) from the check's parameters, "
-                 f"Adam lr={lr:.3g}, step {i + 1} of 2")
+        where = _("train_step(state, x {x}, y {y}) from the check's parameters, Adam lr={lr:.3g}, step {step} "
+                  "of 2").format(x=batches[i][0].shape, y=batches[i][1].shape, lr=lr, step=i + 1)
         after = _dead_unit(g["params"], layers, dead)
         for name in before if after is not None else ():
             if not np.array_equal(before[name], after[name]):
-                fail(f"{where}: {name}, which belongs to a hidden unit that is never active and so gets zero "
-                     f"gradients, moved from {before[name]!r:.80} to {after[name]!r:.80}. Adam leaves weights "
-                     "without gradient exactly where they are; weight decay (optax.adamw, add_decayed_weights) "
-                     "moves them. Use optax.adam(learning_rate).")
-        assert_close(g["loss"], w["loss"], what=f"{where}: the loss", rtol=1e-4, atol=1e-6)
+                fail(_("{where}: {name}, which belongs to a hidden unit that is never active and so gets zero "
+                       "gradients, moved from {before!r:.80} to {after!r:.80}. Adam leaves weights "
+                       "without gradient exactly where they are; weight decay (optax.adamw, add_decayed_weights) "
+                       "moves them. Use optax.adam(learning_rate).").format(
+                    where=where, name=name, before=before[name], after=after[name]))
+        assert_close(g["loss"], w["loss"], what=_("{where}: the loss").format(where=where), rtol=1e-4, atol=1e-6)
         if i == 1:
-            where += " (the new state must carry the updated opt_state as well as the params)"
-        assert_tree_close(g["params"], w["params"], what=f"{where}: the new state's params", rtol=1e-4, atol=1e-6)
-        assert_close(g["step"], w["step"], what=f"{where}: the new state's step")
+            where = _("{where} (the new state must carry the updated opt_state as well as the params)").format(
+                where=where)
+        assert_tree_close(g["params"], w["params"], what=_("{where}: the new state's params").format(where=where),
+                          rtol=1e-4, atol=1e-6)
+        assert_close(g["step"], w["step"], what=_("{where}: the new state's step").format(where=where))
 
 
 def test_loss_falls_and_step_is_compiled(learner, rng, seed):
@@ -153,22 +164,26 @@ def test_loss_falls_and_step_is_compiled(learner, rng, seed):
     got = learner.probe(probe_many_steps, seed, d_in, x, y, 40)
     losses = got["losses"]
     if not losses[-1] < 0.9 * losses[0]:
-        fail(f"40 train_steps on one batch with lr=1e-2: the loss went {losses[0]:.4f} -> {losses[-1]:.4f}; "
-             "it should fall clearly. Do you return the new state from apply_gradients?")
+        fail(_("40 train_steps on one batch with lr=1e-2: the loss went {first:.4f} -> {last:.4f}; "
+               "it should fall clearly. Do you return the new state from apply_gradients?").format(
+            first=losses[0], last=losses[-1]))
     lowered = learner.probe(probe_lowered, seed, d_in, 64)
     if "error" in lowered:
-        fail(f"{lowered['error']}. Decorate train_step with @jax.jit.")
+        fail(_("train_step is a {type} without `.lower`: it is not compiled. Decorate train_step with "
+               "@jax.jit.").format(type=lowered.get("type")))
     try:
         program = parse(lowered.get("program"))
     except ProgramError as e:
-        fail(f"train_step.lower(state, x, y) did not give a compiled program: {e}. Decorate it with @jax.jit.")
+        fail(_("train_step.lower(state, x, y) did not give a compiled program: {error}. Decorate it with "
+               "@jax.jit.").format(error=e))
     if not program.takes((64, d_in)) or program.count("dot_general") < 2:
-        fail(f"train_step.lower(state, x (64, {d_in}), y) gave a program that does not take the batch or does not "
-             "run the model on it. train_step itself must be the compiled step: decorate it with @jax.jit.")
+        fail(_("train_step.lower(state, x (64, {d_in}), y) gave a program that does not take the batch or does not "
+               "run the model on it. train_step itself must be the compiled step: decorate it with "
+               "@jax.jit.").format(d_in=d_in))
     if not got["traces_after_first"]:
-        fail("train_step did not call state.apply_fn while being compiled by jax.jit: compute the logits with "
-             "state.apply_fn({'params': params}, x) (not a global model) inside a train_step decorated with "
-             "@jax.jit.")
+        fail(_("train_step did not call state.apply_fn while being compiled by jax.jit: compute the logits with "
+               "state.apply_fn({'params': params}, x) (not a global model) inside a train_step decorated with "
+               "@jax.jit."))
     if got["traces"] != got["traces_after_first"]:
-        fail(f"train_step was traced again after its first call ({got['traces']} traces in 40 steps): "
-             "the compiled step must be reused.")
+        fail(_("train_step was traced again after its first call ({traces} traces in 40 steps): "
+               "the compiled step must be reused.").format(traces=got["traces"]))
