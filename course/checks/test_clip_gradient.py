@@ -62,7 +62,8 @@ def test_gradient_is_clipped(learner, reference, rng):
 def test_chain_rule_applies_around_it(learner, reference, rng):
     x, limit, got, want = _both(learner, reference, rng)
     assert_close(got["composed_grad"], want["composed_grad"],
-                 what=f"jax.grad(sum(w * clip_gradient(a * x, {limit:.3f}) ** 2)) for x {x.shape}", rtol=1e-5, atol=1e-6)
+                 what=_("jax.grad(sum(w * clip_gradient(a * x, {limit:.3f}) ** 2)) for x {shape}").format(
+                     limit=limit, shape=x.shape), rtol=1e-5, atol=1e-6)
 
 
 def test_works_under_jit_and_vmap(learner, reference, rng):

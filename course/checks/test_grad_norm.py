@@ -117,7 +117,10 @@ def test_works_on_an_nnx_state(learner, rng, seed):
     got = learner.probe(probe_on_model_gradients, d_in, hidden, seed, 0.5)
     # The gradients are evidence; their norm and the clipped tree are computed here.
     norm = float(np.sqrt(sum(np.sum(leaf ** 2) for leaf in _leaves(got["grads"]))))
-    what = _("on the nnx.State of gradients of a {d_in}->{hidden}->1 model").format(d_in=d_in, hidden=hidden)
-    assert_close(got["norm"], np.float32(norm), what=f"global_norm {what}", rtol=1e-5, atol=1e-6)
+    assert_close(got["norm"], np.float32(norm), rtol=1e-5, atol=1e-6,
+                 what=_("global_norm on the nnx.State of gradients of a {d_in}->{hidden}->1 model").format(
+                     d_in=d_in, hidden=hidden))
     want = _scaled(got["grads"], min(1.0, 0.5 / norm) if norm > 0 else 1.0)
-    assert_tree_close(got["clipped"], want, what=f"clip_by_global_norm(grads, 0.5) {what}", rtol=1e-5, atol=1e-6)
+    assert_tree_close(got["clipped"], want, rtol=1e-5, atol=1e-6,
+                      what=_("clip_by_global_norm(grads, 0.5) on the nnx.State of gradients of a {d_in}->{hidden}->1 "
+                             "model").format(d_in=d_in, hidden=hidden))
