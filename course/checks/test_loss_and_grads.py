@@ -14,6 +14,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, assert_tree_close, fail
 from course.engine.evidence import bce_with_logits
+from course.engine.words import _
 
 TIMEOUT = 60
 
@@ -44,11 +45,11 @@ def probe_loss_and_grads(module, params, x, y, which):
     if which == "loss_fn":
         out = module.loss_fn(model, x, y)
         if not isinstance(out, tuple) or len(out) != 2:
-            return {"error": f"loss_fn returned {type(out).__name__}, expected a tuple (loss, accuracy)"}
+            return {"error": "not_a_pair", "type": type(out).__name__}
         return {"loss": out[0], "accuracy": out[1]}
     out = module.loss_and_grads(model, x, y)
     if not isinstance(out, tuple) or len(out) != 3:
-        return {"error": f"loss_and_grads returned {type(out).__name__}, expected a tuple (loss, accuracy, grads)"}
+        return {"error": "not_a_triple", "type": type(out).__name__}
     loss, accuracy, grads = out
     if isinstance(grads, nnx.State):
         grads = nnx.to_pure_dict(grads)
@@ -101,26 +102,29 @@ def _expected(params, x, y):
 def _call(learner, params, x, y, which):
     got = learner.probe(probe_loss_and_grads, params, x, y, which)
     if "error" in got:
-        fail(got["error"] + ".")
+        message = (_("loss_fn returned {type}, expected a tuple (loss, accuracy).") if which == "loss_fn" else
+                   _("loss_and_grads returned {type}, expected a tuple (loss, accuracy, grads)."))
+        fail(message.format(type=got.get("type")))
     return got
 
 
 def _judge_loss(got, params, x, y, where):
-    loss, accuracy, _, z = _expected(params, x, y)
+    loss, accuracy, __, z = _expected(params, x, y)
     g = got["loss"]
     if isinstance(g, (np.ndarray, np.generic, float)) and np.shape(g) == ():
         broadcast = bce_with_logits(z[:, None], y[None, :].astype(np.float64)).mean()
         if not np.isclose(loss, broadcast, rtol=1e-4) and np.isclose(float(g), broadcast, rtol=1e-4):
-            fail(f"{where}[0]: the loss is {float(g):.6g}, the mean over a (batch, batch) table: the logits of shape "
-                 "(batch, 1) were broadcast against the labels of shape (batch,). Squeeze the logits to (batch,) "
-                 f"first; expected {float(loss):.6g}.")
+            fail(_("{where}[0]: the loss is {got:.6g}, the mean over a (batch, batch) table: the logits of shape "
+                   "(batch, 1) were broadcast against the labels of shape (batch,). Squeeze the logits to (batch,) "
+                   "first; expected {want:.6g}.").format(where=where, got=float(g), want=float(loss)))
         if np.isclose(float(g), loss * len(y), rtol=1e-4) and len(y) > 1:
-            fail(f"{where}[0]: the loss is {float(g):.6g}, the sum over the batch; expected the mean, "
-                 f"{float(loss):.6g}.")
-    assert_close(g, loss, what=f"{where}[0], the mean binary cross-entropy", rtol=1e-4, atol=1e-6,
-                 dtype=np.float32)
-    assert_close(got["accuracy"], accuracy, what=f"{where}[1], the accuracy (the fraction of rows where "
-                 "logit > 0 agrees with y == 1)", rtol=1e-5, atol=1e-6, dtype=np.float32)
+            fail(_("{where}[0]: the loss is {got:.6g}, the sum over the batch; expected the mean, "
+                   "{want:.6g}.").format(where=where, got=float(g), want=float(loss)))
+    assert_close(g, loss, what=_("{where}[0], the mean binary cross-entropy").format(where=where),
+                 rtol=1e-4, atol=1e-6, dtype=np.float32)
+    assert_close(got["accuracy"], accuracy, what=_("{where}[1], the accuracy (the fraction of rows where "
+                                                   "logit > 0 agrees with y == 1)").format(where=where),
+                 rtol=1e-5, atol=1e-6, dtype=np.float32)
 
 
 def test_loss_fn(learner, rng):
@@ -134,12 +138,13 @@ def test_loss_and_grads(learner, rng):
     got = _call(learner, params, x, y, "grads")
     where = f"loss_and_grads(MLP, x {x.shape}, y {y.shape})"
     _judge_loss(got, params, x, y, where)
-    _, _, grads, _ = _expected(params, x, y)
+    __, __, grads, __ = _expected(params, x, y)
     _name_summed_gradients(got["grads"], grads, len(y), where)
-    assert_tree_close(got["grads"], grads, what=f"{where}[2], the gradients", rtol=1e-3, atol=1e-5,
-                      dtype=np.float32)
-    assert_tree_close(got["params_after"], params, what="the model's parameters after loss_and_grads "
-                      "(computing gradients must not update them)", rtol=0, atol=0)
+    assert_tree_close(got["grads"], grads, what=_("{where}[2], the gradients").format(where=where),
+                      rtol=1e-3, atol=1e-5, dtype=np.float32)
+    assert_tree_close(got["params_after"], params, what=_("the model's parameters after loss_and_grads "
+                                                          "(computing gradients must not update them)"),
+                      rtol=0, atol=0)
 
 
 def _name_summed_gradients(got, want, batch, where):
@@ -151,15 +156,16 @@ def _name_summed_gradients(got, want, batch, where):
         return  # the structure is judged by assert_tree_close
     if all(g.shape == w.shape for g, w in pairs) and all(
             np.allclose(g, batch * w, rtol=1e-3, atol=1e-5) for g, w in pairs) and batch > 1:
-        fail(f"{where}[2]: the gradients are {batch} times too large, those of the loss summed over the batch. "
-             "Differentiate the mean loss, the one you return.")
+        fail(_("{where}[2]: the gradients are {batch} times too large, those of the loss summed over the batch. "
+               "Differentiate the mean loss, the one you return.").format(where=where, batch=batch))
 
 
 def test_gradients_on_a_tiny_model(learner, rng):
     params, x, y = _case(rng, SIZES[2])
     got = _call(learner, params, x, y, "grads")
-    _, _, grads, _ = _expected(params, x, y)
-    assert_tree_close(got["grads"], grads, what="loss_and_grads on MLP(3, 4) with 6 rows, against the gradients "
-                      "of the mean binary cross-entropy computed by hand in float64", rtol=1e-3, atol=1e-5)
+    __, __, grads, __ = _expected(params, x, y)
+    assert_tree_close(got["grads"], grads, what=_("loss_and_grads on MLP(3, 4) with 6 rows, against the gradients "
+                                                  "of the mean binary cross-entropy computed by hand in float64"),
+                      rtol=1e-3, atol=1e-5)
 
 

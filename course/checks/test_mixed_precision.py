@@ -23,6 +23,7 @@ import numpy as np
 from course.engine.checking import fail
 from course.engine.evidence import read_program, run_lowered
 from course.engine.programs import ProgramError, ops_with_types
+from course.engine.words import _
 
 TIMEOUT = 120
 # (d_in, hidden, d_out, batch): all different, so that a reduction's shape says which sum it is
@@ -47,7 +48,7 @@ def probe_lowered_step(module, d_in, hidden, d_out, batch, seed):
     model = module.MLP(d_in, hidden, d_out, rngs=nnx.Rngs(seed))
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
     if not callable(getattr(module.train_step, "lower", None)):
-        return {"error": f"train_step is a {type(module.train_step).__name__} without `.lower`: it is not compiled"}
+        return {"error": "not_compiled", "type": type(module.train_step).__name__}
     graphdef, state = nnx.split((model, optimizer))
     with_paths, treedef = jax.tree_util.tree_flatten_with_path(state)
 
@@ -65,8 +66,8 @@ def probe_lowered_step(module, d_in, hidden, d_out, batch, seed):
 def _roles(paths, n_args, call):
     """What each state input is: ('param', layer, name), ('mu'|'nu', layer, name), ('count',), ('step',)."""
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != n_args - 2:
-        fail(f"{call}: the check could not read the model's and the optimizer's state "
-             f"({describe_paths(paths)}).")
+        fail(_("{call}: the check could not read the model's and the optimizer's state "
+               "({got}).").format(call=call, got=describe_paths(paths)))
     roles = []
     for path in paths:
         if m := _PARAM.match(path):
@@ -78,12 +79,14 @@ def _roles(paths, n_args, call):
         elif _STEP.match(path):
             roles.append(("step",))
         else:
-            fail(f"{call}: the model's or the optimizer's state holds {path[:120]!r}; the MLP has exactly two "
-                 "nnx.Linear layers named `hidden` and `out` (a kernel and a bias each), and nothing else.")
+            fail(_("{call}: the model's or the optimizer's state holds {path!r}; the MLP has exactly two "
+                   "nnx.Linear layers named `hidden` and `out` (a kernel and a bias each), and nothing else.").format(
+                call=call, path=path[:120]))
     want = {("param", l, n) for l in ("hidden", "out") for n in ("kernel", "bias")}
     if {r for r in roles if r[0] == "param"} != want:
-        fail(f"{call}: the model's parameters are {sorted('.'.join(r[1:]) for r in roles if r[0] == 'param')}; "
-             "expected hidden.kernel, hidden.bias, out.kernel and out.bias (two nnx.Linear layers, `hidden` and `out`).")
+        fail(_("{call}: the model's parameters are {names}; expected hidden.kernel, hidden.bias, out.kernel and "
+               "out.bias (two nnx.Linear layers, `hidden` and `out`).").format(
+            call=call, names=sorted(".".join(r[1:]) for r in roles if r[0] == "param")))
     return roles
 
 
@@ -114,9 +117,10 @@ def _lowered(learner, rng, seed):
     call = f"train_step.lower(model, optimizer, x ({batch}, {d_in}), y ({batch},))"
     got = learner.probe(probe_lowered_step, d_in, hidden, d_out, batch, seed)
     if not isinstance(got, dict):
-        fail(f"{call}: the check could not lower train_step (got {type(got).__name__}).")
+        fail(_("{call}: the check could not lower train_step (got {type}).").format(call=call, type=type(got).__name__))
     if "error" in got:
-        fail(f"{got['error']}. Decorate train_step with @nnx.jit.")
+        fail(_("train_step is a {type} without `.lower`: it is not compiled. Decorate train_step with "
+               "@nnx.jit.").format(type=got.get("type")))
     program = read_program(got.get("program"), what=call)
     roles = _roles(got.get("paths"), len(program.args), call)
     return (d_in, hidden, d_out, batch), call, got["program"], program, roles
@@ -125,43 +129,50 @@ def _lowered(learner, rng, seed):
 def test_dtypes_of_the_lowered_step(learner, rng, seed):
     (d_in, hidden, d_out, batch), call, text, program, roles = _lowered(learner, rng, seed)
     if not program.results or program.results[0].shape != ():
-        fail(f"{call}: the step returns no loss (a scalar).")
+        fail(_("{call}: the step returns no loss (a scalar).").format(call=call))
     for value, role in zip(program.args, roles):
         if role[0] in ("param", "mu", "nu") and value.dtype != "float32":
-            what = "parameter" if role[0] == "param" else f"Adam's {role[0]} for"
-            fail(f"{call}: the {what} {role[1]}.{role[2]} is stored in {value.dtype}. Keep the parameters, and "
-                 "so Adam's moments, in float32 (param_dtype=jnp.float32): they are the master weights, and an "
-                 "update of 1e-4 on a weight of 1 is lost in bfloat16.")
+            what = _("parameter") if role[0] == "param" else _("Adam's {moment} for").format(moment=role[0])
+            fail(_("{call}: the {what} {layer}.{name} is stored in {dtype}. Keep the parameters, and "
+                   "so Adam's moments, in float32 (param_dtype=jnp.float32): they are the master weights, and an "
+                   "update of 1e-4 on a weight of 1 is lost in bfloat16.").format(
+                call=call, what=what, layer=role[1], name=role[2], dtype=value.dtype))
     outs = program.results[1:]
     if len(outs) != len(roles):
-        fail(f"{call}: the step returns {len(outs)} state arrays for {len(roles)} it takes.")
+        fail(_("{call}: the step returns {outs} state arrays for {ins} it takes.").format(
+            call=call, outs=len(outs), ins=len(roles)))
     for value, arg, role in zip(outs, program.args, roles):
         if (value.shape, value.dtype) != (arg.shape, arg.dtype):
-            fail(f"{call}: {'.'.join(role[1:]) or role[0]} comes out as {value.dtype}{list(value.shape)} "
-                 f"after the step; it went in as {arg.dtype}{list(arg.shape)}. The update must keep the "
-                 "float32 master weights float32.")
+            fail(_("{call}: {array} comes out as {dtype}{shape} "
+                   "after the step; it went in as {in_dtype}{in_shape}. The update must keep the "
+                   "float32 master weights float32.").format(
+                call=call, array='.'.join(role[1:]) or role[0], dtype=value.dtype, shape=list(value.shape),
+                in_dtype=arg.dtype, in_shape=list(arg.shape)))
     if program.results[0].dtype != "float32":
-        fail(f"{call}: the loss is {program.results[0].dtype}. Compute it in float32: cast the logits with "
-             ".astype(jnp.float32) before the cross-entropy.")
+        fail(_("{call}: the loss is {dtype}. Compute it in float32: cast the logits with "
+               ".astype(jnp.float32) before the cross-entropy.").format(call=call, dtype=program.results[0].dtype))
     try:
         dots = _ops_with_types(text, {"stablehlo.dot_general", "stablehlo.dot"})
         reduces = _ops_with_types(text, {"stablehlo.reduce"})
     except ProgramError as e:
-        fail(f"{call}: the check could not read the program: {e}.")
+        fail(_("{call}: the check could not read the program: {e}.").format(call=call, e=e))
     if len(dots) < 4:
-        fail(f"{call}: the program has {len(dots)} matrix products; a train step through two nnx.Linear layers "
-             "has two forward and more backward. Compile the whole step.")
+        fail(_("{call}: the program has {n} matrix products; a train step through two nnx.Linear layers "
+               "has two forward and more backward. Compile the whole step.").format(call=call, n=len(dots)))
     wide = sorted({"x".join(_dtype_of(t) for t in operands) for _, operands, _ in dots
                    if any(_dtype_of(t) != "bf16" for t in operands)})
     if wide:
-        fail(f"{call}: {sum(1 for _, o, _ in dots if any(_dtype_of(t) != 'bf16' for t in o))} of its "
-             f"{len(dots)} matrix products run on {', '.join(wide)} operands, not bfloat16. Compute in bfloat16: "
-             "nnx.Linear(..., dtype=jnp.bfloat16, param_dtype=jnp.float32).")
-    for _, _, results in reduces:
+        fail(_("{call}: {wide} of its "
+               "{n} matrix products run on {dtypes} operands, not bfloat16. Compute in bfloat16: "
+               "nnx.Linear(..., dtype=jnp.bfloat16, param_dtype=jnp.float32).").format(
+            call=call, wide=sum(1 for __, o, __ in dots if any(_dtype_of(t) != 'bf16' for t in o)), n=len(dots),
+            dtypes=', '.join(wide)))
+    for __, __, results in reduces:
         for t in results:
             if _shape_of(t) in ((), (batch,)) and _dtype_of(t) in ("bf16", "f16"):
-                fail(f"{call}: the loss is reduced in {_dtype_of(t)} (a sum to {list(_shape_of(t))}). Cast the "
-                     "logits to float32 before the softmax cross-entropy: its sums and its log need float32.")
+                fail(_("{call}: the loss is reduced in {dtype} (a sum to {shape}). Cast the "
+                       "logits to float32 before the softmax cross-entropy: its sums and its log need float32.").format(
+                    call=call, dtype=_dtype_of(t), shape=list(_shape_of(t))))
 
 
 def _softmax_ce(logits, y):
@@ -201,7 +212,8 @@ def test_the_step_runs_here_like_a_float32_reference(learner, rng, seed):
               ("out", "kernel"): (hidden, d_out), ("out", "bias"): (d_out,)}
     for value, role in zip(program.args, roles):
         if role[0] in ("param", "mu", "nu") and value.shape != shapes[role[1:]]:
-            fail(f"{call}: {role[0]} {'.'.join(role[1:])} has shape {value.shape}, expected {shapes[role[1:]]}.")
+            fail(_("{call}: {role} {array} has shape {shape}, expected {want}.").format(
+                call=call, role=role[0], array='.'.join(role[1:]), shape=value.shape, want=shapes[role[1:]]))
     # Everything the program runs on is drawn here, after it came back.
     params = {k: (rng.standard_normal(s) / np.sqrt(s[0] if len(s) == 2 else 4)).astype(np.float32)
               for k, s in shapes.items()}
@@ -210,7 +222,7 @@ def test_the_step_runs_here_like_a_float32_reference(learner, rng, seed):
     count = int(rng.integers(5, 20))
     # Moments of the size of the gradients, so that Adam's update divides by a typical gradient,
     # not by a tiny one whose bfloat16 rounding would dominate.
-    _, _, _, _, _, g0 = _reference_step(params, {k: np.zeros(s, np.float32) for k, s in shapes.items()},
+    __, __, __, __, __, g0 = _reference_step(params, {k: np.zeros(s, np.float32) for k, s in shapes.items()},
                                         {k: np.zeros(s, np.float32) for k, s in shapes.items()}, count, *batches[0])
     rms = {k: float(np.sqrt(np.mean(g * g))) + 1e-6 for k, g in g0.items()}
     mu = {k: (rms[k] * rng.standard_normal(s) * (1 - B1 ** count)).astype(np.float32) for k, s in shapes.items()}
@@ -247,30 +259,36 @@ def test_the_step_runs_here_like_a_float32_reference(learner, rng, seed):
     for s, (x, y) in enumerate(batches):
         outs = run_lowered(text, [*state, x, y], what=call)
         loss, new_state = outs[0], outs[1:]
-        want_loss, params, mu, nu, count, _ = _reference_step(params, mu, nu, count, x, y)
+        want_loss, params, mu, nu, count, __ = _reference_step(params, mu, nu, count, x, y)
         step_no += 1
-        where = f"{call}, run here on step {s + 1} of {STEPS} (parameters, Adam state and data drawn here)"
+        where = _("{call}, run here on step {step} of {steps} (parameters, Adam state and data drawn here)").format(
+            call=call, step=s + 1, steps=STEPS)
         if np.shape(loss) != () or not np.isfinite(loss):
-            fail(f"{where}: the loss is {loss!r:.80}; expected a finite scalar.")
+            fail(_("{where}: the loss is {loss!r:.80}; expected a finite scalar.").format(where=where, loss=loss))
         if abs(float(loss) - float(want_loss)) > rel * max(1.0, abs(float(want_loss))):
-            fail(f"{where}: the loss is {float(loss):.6g}; a float32 computation gives {float(want_loss):.6g} "
-                 f"and bfloat16 matmuls allow {rel:.2g} of it. The loss must be the mean softmax cross-entropy "
-                 "of the logits, computed before the update.")
+            fail(_("{where}: the loss is {loss:.6g}; a float32 computation gives {want_loss:.6g} "
+                   "and bfloat16 matmuls allow {rel:.2g} of it. The loss must be the mean softmax cross-entropy "
+                   "of the logits, computed before the update.").format(
+                where=where, loss=float(loss), want_loss=float(want_loss), rel=rel))
         for got, role in zip(new_state, roles):
             if role[0] != "param":
                 continue
             want = params[role[1:]]
             if np.shape(got) != want.shape:
-                fail(f"{where}: {'.'.join(role[1:])} came back with shape {np.shape(got)}, expected {want.shape}.")
+                fail(_("{where}: {array} came back with shape {shape}, expected {want}.").format(
+                    where=where, array='.'.join(role[1:]), shape=np.shape(got), want=want.shape))
             diff = np.abs(np.asarray(got, np.float64) - want)
             worst, median = float(np.max(diff)), float(np.median(diff))
             if not (worst <= param_max and median <= param_median):
-                bound = (f"the largest difference is {worst:.3g} (allowed: {param_max:.3g})" if not worst <= param_max
-                         else f"the median difference is {median:.3g} (allowed: {param_median:.3g})")
-                fail(f"{where}: {'.'.join(role[1:])} after the update differs from a float32 Adam step: {bound}, "
-                     f"which bfloat16's rounding does not explain; a missing or wrong update moves it by about "
-                     f"the learning rate, {LR}. Update the parameters with "
-                     "optimizer.update(model, grads), the gradients of loss_fn.")
+                bound = (_("the largest difference is {worst:.3g} (allowed: {allowed:.3g})").format(
+                    worst=worst, allowed=param_max) if not worst <= param_max
+                    else _("the median difference is {median:.3g} (allowed: {allowed:.3g})").format(
+                        median=median, allowed=param_median))
+                fail(_("{where}: {array} after the update differs from a float32 Adam step: {bound}, "
+                       "which bfloat16's rounding does not explain; a missing or wrong update moves it by about "
+                       "the learning rate, {lr}. Update the parameters with "
+                       "optimizer.update(model, grads), the gradients of loss_fn.").format(
+                    where=where, array='.'.join(role[1:]), bound=bound, lr=LR))
         # The next step starts from the program's own state, as a training loop would.
         state = new_state
         params = {role[1:]: np.asarray(v) for v, role in zip(new_state, roles) if role[0] == "param"}

@@ -6,6 +6,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 from course.engine.evidence import mlp_forward
+from course.engine.words import _
 
 TIMEOUT = 60
 
@@ -44,8 +45,8 @@ def probe_forward(module, cases):
         by_shape = {tuple(v.shape): v for v in values}
         for path, var in nnx.to_flat_state(nnx.state(model, nnx.Param)):
             if tuple(var.shape) not in by_shape:
-                return {"error": f"MLP{tuple(sizes)}: parameter {'.'.join(map(str, path))} has shape "
-                                 f"{tuple(var.shape)}, which is none of the expected {sorted(by_shape)}"}
+                return {"error": "unexpected_shape", "sizes": str(tuple(sizes)), "path": ".".join(map(str, path)),
+                        "shape": str(tuple(var.shape)), "expected": str(sorted(by_shape))}
             var[...] = jnp.asarray(by_shape[tuple(var.shape)])
         results.append([model(jnp.asarray(x)), model(jnp.asarray(x[:1]))])
     return {"out": results}
@@ -63,19 +64,19 @@ def probe_seeds(module, sizes, seed):
 
 def test_default_sizes_are_the_articles(learner, reference, seed):
     got, want = side_by_side(learner, reference).probe(probe_param_shapes, [], seed)
-    assert_equal(got, want, what="shapes of the nnx.Param arrays of MLP(rngs=nnx.Rngs(seed)) (sorted)")
+    assert_equal(got, want, what=_("shapes of the nnx.Param arrays of MLP(rngs=nnx.Rngs(seed)) (sorted)"))
 
 
 def test_parameter_shapes(learner, reference, rng, seed):
     sizes = _sizes(rng)[:3]
     got, want = side_by_side(learner, reference).probe(probe_param_shapes, list(sizes), seed)
-    assert_equal(got, want, what=f"shapes of the nnx.Param arrays of MLP{sizes} (sorted): "
-                                 "two kernels (in, out) and two biases")
+    assert_equal(got, want, what=_("shapes of the nnx.Param arrays of MLP{sizes} (sorted): "
+                                   "two kernels (in, out) and two biases").format(sizes=sizes))
     # Later code builds the model by keyword, with the signature's names.
     names = ["in_features", "hidden", "out_features"]
     call = "MLP(" + ", ".join(f"{k}={v}" for k, v in zip(names, sizes)) + ", rngs=rngs)"
     got, want = side_by_side(learner, reference).probe(probe_param_shapes, list(sizes), seed, names)
-    assert_equal(got, want, what=f"shapes of the nnx.Param arrays of {call} (sorted)")
+    assert_equal(got, want, what=_("shapes of the nnx.Param arrays of {call} (sorted)").format(call=call))
 
 
 def _draw_forward_case(rng, d_in, hidden, d_out, batch):
@@ -104,22 +105,25 @@ def test_forward_with_parameters_set_by_the_check(learner, rng, seed):
         wants.append(want)
     got = learner.probe(probe_forward, cases)
     if "error" in got:
-        fail(f"{got['error']}.")
+        fail(_("MLP{sizes}: parameter {path} has shape {shape}, which is none of the expected {expected}.").format(
+            sizes=got.get("sizes"), path=got.get("path"), shape=got.get("shape"), expected=got.get("expected")))
     outs = got["out"]
     if not isinstance(outs, list) or len(outs) != len(cases):
-        fail(f"MLP(...)(x): expected {len(cases)} results from the check's probe, got something else.")
-    for (sizes, _, _, x), want, pair in zip(cases, wants, outs):
+        fail(_("MLP(...)(x): expected {n} results from the check's probe, got something else.").format(n=len(cases)))
+    for (sizes, __, __, x), want, pair in zip(cases, wants, outs):
         sizes = tuple(sizes)
         for out, want_rows, rows in zip(pair, (want, want[:1]), (x, x[:1])):
-            what = (f"MLP{sizes}(x) for x of shape {rows.shape}, with the check's parameter values "
-                    "(linear, ReLU, linear; no sigmoid)")
+            what = _("MLP{sizes}(x) for x of shape {shape}, with the check's parameter values "
+                     "(linear, ReLU, linear; no sigmoid)").format(sizes=sizes, shape=rows.shape)
             if isinstance(out, np.ndarray) and out.shape == want_rows.shape and np.all((out > 0) & (out < 1)) \
                     and np.allclose(out, 1 / (1 + np.exp(-want_rows)), rtol=1e-4, atol=1e-5):
-                fail(f"{what}: the outputs are sigmoid(logits). Return the logits: the loss applies the sigmoid.")
+                fail(_("{what}: the outputs are sigmoid(logits). Return the logits: the loss applies the "
+                       "sigmoid.").format(what=what))
             if isinstance(out, np.ndarray) and out.shape == want_rows.shape and (want_rows < -1e-3).any() \
                     and np.allclose(out, np.maximum(want_rows, 0), rtol=1e-4, atol=1e-4):
-                fail(f"{what}: every negative logit came back as 0, as if a ReLU followed the last layer. "
-                     "Apply the ReLU only between the two linear layers: the logits must keep their sign.")
+                fail(_("{what}: every negative logit came back as 0, as if a ReLU followed the last layer. "
+                       "Apply the ReLU only between the two linear layers: the logits must keep their sign.").format(
+                    what=what))
             assert_close(out, want_rows.astype(np.float32), what=what, rtol=1e-4, atol=1e-4, dtype=np.float32)
 
 
@@ -130,17 +134,18 @@ def test_initialisation_comes_from_rngs(learner, rng, seed):
     same = len(a) == len(b) and all(
         pa == pb and va.shape == vb.shape and (va == vb).all() for (pa, va), (pb, vb) in zip(a, b))
     if not same:
-        fail(f"MLP{sizes} built twice with rngs=nnx.Rngs({seed}) has different parameters: "
-             "take every random key from `rngs`.")
+        fail(_("MLP{sizes} built twice with rngs=nnx.Rngs({seed}) has different parameters: "
+               "take every random key from `rngs`.").format(sizes=sizes, seed=seed))
     differ = len(a) != len(c) or any(
         pa != pc or va.shape != vc.shape or not (va == vc).all() for (pa, va), (pc, vc) in zip(a, c))
     if not differ:
-        fail(f"MLP{sizes} built with nnx.Rngs({seed}) and nnx.Rngs({seed + 1}) has the same parameters: "
-             "pass `rngs` to the layers instead of a fixed key.")
+        fail(_("MLP{sizes} built with nnx.Rngs({seed}) and nnx.Rngs({other}) has the same parameters: "
+               "pass `rngs` to the layers instead of a fixed key.").format(sizes=sizes, seed=seed, other=seed + 1))
     # Biases may start at zero whatever the seed; every kernel (2-D weight) must not.
     if len(a) == len(c):
         for (pa, va), (pc, vc) in zip(a, c):
             if pa == pc and va.ndim >= 2 and va.shape == vc.shape and (va == vc).all():
-                fail(f"MLP{sizes} built with nnx.Rngs({seed}) and nnx.Rngs({seed + 1}) has the same initial "
-                     f"`{pa}` (shape {va.shape}): that layer ignores `rngs`. Build every layer with the `rngs` "
-                     "passed to MLP, not with a fixed nnx.Rngs(...) or key.")
+                fail(_("MLP{sizes} built with nnx.Rngs({seed}) and nnx.Rngs({other}) has the same initial "
+                       "`{path}` (shape {shape}): that layer ignores `rngs`. Build every layer with the `rngs` "
+                       "passed to MLP, not with a fixed nnx.Rngs(...) or key.").format(
+                    sizes=sizes, seed=seed, other=seed + 1, path=pa, shape=va.shape))

@@ -20,6 +20,7 @@ import numpy as np
 
 from course.engine.checking import fail
 from course.engine.programs import ProgramError, run
+from course.engine.words import N_, _
 
 TIMEOUT = 90
 NORM_SHAPES = [(6, 4), (3, 5, 3)]
@@ -27,8 +28,8 @@ ENTROPY_SHAPES = [(5, 6), (2, 3, 4)]
 # Row kinds drawn for the normalisation, each at least once per array: where the naive
 # gradient is NaN, where a per-element guard miscounts, where an epsilon or PyTorch's
 # clamp at 1e-12 changes the value, where x * x is large.
-ZERO, MIXED, TINY, LARGE = "a row of zeros", "a row mixing zeros and nonzeros", "a row of norm ~1e-13", \
-    "a row of norm ~1e13"
+ZERO, MIXED, TINY, LARGE = N_("a row of zeros"), N_("a row mixing zeros and nonzeros"), N_("a row of norm ~1e-13"), \
+    N_("a row of norm ~1e13")
 KINDS = (ZERO, MIXED, TINY, LARGE)
 
 
@@ -83,7 +84,7 @@ def _rows(rng, shape):
     """x of `shape` whose rows are of every kind in KINDS (and ordinary ones), and each row's kind."""
     n, d = int(np.prod(shape[:-1])), shape[-1]
     rows = rng.standard_normal((n, d))
-    kinds = [KINDS[i] if i < len(KINDS) else "an ordinary row" for i in range(n)]
+    kinds = [KINDS[i] if i < len(KINDS) else N_("an ordinary row") for i in range(n)]
     order = rng.permutation(n)
     rows, kinds = rows[order], [kinds[i] for i in order]
     for i, kind in enumerate(kinds):
@@ -104,8 +105,8 @@ def _programs(learner, rng):
     entropy_shape = ENTROPY_SHAPES[int(rng.integers(len(ENTROPY_SHAPES)))]
     texts = learner.probe(probe_programs, shape, entropy_shape)
     if not isinstance(texts, dict) or not all(isinstance(texts.get(k), str) for k in ("forward", "grad", "entropy")):
-        fail(f"the check could not lower safe_normalize and checked_entropy with jax.jit for x {shape} "
-             f"(got {type(texts).__name__}). Both must be traceable by jax.jit.")
+        fail(_("the check could not lower safe_normalize and checked_entropy with jax.jit for x {shape} "
+               "(got {type}). Both must be traceable by jax.jit.").format(shape=shape, type=type(texts).__name__))
     return shape, entropy_shape, texts
 
 
@@ -113,7 +114,7 @@ def _run(text, what, *args):
     try:
         return run(text, *args)
     except (ProgramError, ValueError) as e:
-        fail(f"{what}, lowered with jax.jit, could not be run by the check: {e}")
+        fail(_("{what}, lowered with jax.jit, could not be run by the check: {e}").format(what=what, e=e))
 
 
 def _exact(x):
@@ -130,61 +131,67 @@ def _rows_off(got, want, kinds, tol):
 
 
 def test_safe_normalize_values_run_here(learner, rng):
-    shape, _, texts = _programs(learner, rng)
+    shape, __, texts = _programs(learner, rng)
     x, kinds = _rows(rng, shape)
-    (got,) = _run(texts["forward"], f"safe_normalize for x {shape}", x)
-    call = f"safe_normalize(x {shape}), run by the check"
+    (got,) = _run(texts["forward"], _("safe_normalize for x {shape}").format(shape=shape), x)
+    call = _("safe_normalize(x {shape}), run by the check").format(shape=shape)
     if got.shape != shape:
-        fail(f"{call} returned shape {got.shape}, expected {shape}: x divided by its norm along the last axis.")
+        fail(_("{call} returned shape {shape}, expected {want}: x divided by its norm along the last axis.").format(
+            call=call, shape=got.shape, want=shape))
     if got.dtype != np.float32:
-        fail(f"{call} has dtype {got.dtype}, expected float32.")
-    want, _ = _exact(x)
+        fail(_("{call} has dtype {dtype}, expected float32.").format(call=call, dtype=got.dtype))
+    want, __ = _exact(x)
     off = _rows_off(got.astype(np.float64), want, kinds, 1e-5)
     if not off:
         return
     for axis in range(len(shape) - 1):
-        other, _ = _exact(np.moveaxis(x, axis, -1))
+        other, __ = _exact(np.moveaxis(x, axis, -1))
         if np.allclose(got, np.moveaxis(other, -1, axis), rtol=1e-5, atol=1e-5):
-            fail(f"{call} normalises along axis {axis}; the statement asks for the norm along the last axis.")
+            fail(_("{call} normalises along axis {axis}; the statement asks for the norm along the last axis.").format(
+                call=call, axis=axis))
     if ZERO in off:
-        fail(f"{call}: {ZERO} gives {got.reshape(-1, shape[-1])[kinds == ZERO][0]}, not zeros: pick 0 there with "
-             "the second jnp.where.")
+        fail(_("{call}: {zero} gives {row}, not zeros: pick 0 there with "
+               "the second jnp.where.").format(
+            call=call, zero=_(ZERO), row=got.reshape(-1, shape[-1])[kinds == ZERO][0]))
     if TINY in off:
-        fail(f"{call}: {TINY} is not divided exactly. An epsilon, or a clamp of the norm like PyTorch's "
-             "F.normalize (max(norm, 1e-12)), changes small rows; the double where needs neither.")
+        fail(_("{call}: {tiny} is not divided exactly. An epsilon, or a clamp of the norm like PyTorch's "
+               "F.normalize (max(norm, 1e-12)), changes small rows; the double where needs neither.").format(
+            call=call, tiny=_(TINY)))
     if MIXED in off:
-        fail(f"{call}: {MIXED} is wrong. A guard applied element by element (where(x != 0, x, 1)) changes the "
-             "norm of such a row; guard the row's sum of squares instead.")
-    fail(f"{call} differs from x / ||x|| along the last axis in {', '.join(off)} "
-         f"(up to {float(np.nanmax(np.abs(got - want))):.3g}).")
+        fail(_("{call}: {mixed} is wrong. A guard applied element by element (where(x != 0, x, 1)) changes the "
+               "norm of such a row; guard the row's sum of squares instead.").format(call=call, mixed=_(MIXED)))
+    fail(_("{call} differs from x / ||x|| along the last axis in {rows} "
+           "(up to {diff:.3g}).").format(
+        call=call, rows=", ".join(_(kind) for kind in off), diff=float(np.nanmax(np.abs(got - want)))))
 
 
 def test_safe_normalize_gradient_run_here(learner, rng):
-    shape, _, texts = _programs(learner, rng)
+    shape, __, texts = _programs(learner, rng)
     halves = [_rows(rng, shape) for _ in range(2)]
     v = np.stack([h[0] for h in halves])
     order = rng.permutation(2).astype(np.int32)
     w0 = rng.standard_normal(shape).astype(np.float32)
     w1 = rng.standard_normal(shape[:-1]).astype(np.float32)
-    (grad,) = _run(texts["grad"], "the gradient of sum(w * safe_normalize(x))", v, order, w0, w1)
+    (grad,) = _run(texts["grad"], _("the gradient of sum(w * safe_normalize(x))"), v, order, w0, w1)
     if grad.shape != v.shape:
-        fail(f"the gradient program returned shape {grad.shape}, expected {v.shape}.")
+        fail(_("the gradient program returned shape {shape}, expected {want}.").format(shape=grad.shape, want=v.shape))
     # The check's own naive norm: JAX's gradient is NaN exactly on its rows of zeros.
     z, z_kinds = halves[order[1]]
     naive = grad[order[1]].reshape(-1, shape[-1])
     zero_rows = z_kinds == ZERO
     if not np.all(np.isnan(naive[zero_rows])):
-        fail("the gradient of the check's own naive norm, jnp.sqrt(jnp.sum(x * x, -1)), is finite on a row of "
-             "zeros, where JAX gives NaN: something cleans NaNs out of gradients (a patched jax.grad?). Make "
-             "safe_normalize itself safe.")
+        fail(_("the gradient of the check's own naive norm, jnp.sqrt(jnp.sum(x * x, -1)), is finite on a row of "
+               "zeros, where JAX gives NaN: something cleans NaNs out of gradients (a patched jax.grad?). Make "
+               "safe_normalize itself safe."))
     x, kinds = halves[order[0]]
     mine = grad[order[0]]
-    call = f"the gradient of sum(w * safe_normalize(x)) for x {shape}, run by the check"
+    call = _("the gradient of sum(w * safe_normalize(x)) for x {shape}, run by the check").format(shape=shape)
     bad = ~np.isfinite(mine.reshape(-1, shape[-1])).all(axis=-1)
     if bad.any():
-        fail(f"{call} has non-finite entries (NaN or inf) in {', '.join(sorted(set(kinds[bad])))}. The unused "
-             "side of jnp.where is still differentiated: keep the division's input safe with a first where, "
-             "then pick the result with a second one.")
+        fail(_("{call} has non-finite entries (NaN or inf) in {rows}. The unused "
+               "side of jnp.where is still differentiated: keep the division's input safe with a first where, "
+               "then pick the result with a second one.").format(
+            call=call, rows=", ".join(_(kind) for kind in sorted(set(kinds[bad])))))
     u, r = _exact(x)
     w = w0.astype(np.float64)
     # d/dx sum(w * x / r) = (w - (w . u) u) / r; 0 on a row of zeros. Compared times r (scale-free).
@@ -193,15 +200,15 @@ def test_safe_normalize_gradient_run_here(learner, rng):
     off = _rows_off(got_scaled, want_scaled, kinds, 1e-4)
     if off:
         if ZERO in off:
-            fail(f"{call} is not 0 on {ZERO}: the double where gives 0 there.")
-        fail(f"{call} differs from the exact gradient, (w - (w . u) u) / ||x|| with u = x / ||x||, in "
-             f"{', '.join(off)}.")
+            fail(_("{call} is not 0 on {zero}: the double where gives 0 there.").format(call=call, zero=_(ZERO)))
+        fail(_("{call} differs from the exact gradient, (w - (w . u) u) / ||x|| with u = x / ||x||, in "
+               "{rows}.").format(call=call, rows=", ".join(_(kind) for kind in off)))
     # The naive half, away from its zeros: w1 * x / ||x||; a program that is not what it says shows here.
-    zu, _ = _exact(z)
+    zu, __ = _exact(z)
     expect = (w1.astype(np.float64)[..., None] * zu).reshape(-1, shape[-1])
     if not np.allclose(naive[~zero_rows], expect[~zero_rows], rtol=1e-4, atol=1e-5):
-        fail("the gradient program does not differentiate the check's own naive norm as JAX does: it is not "
-             "the gradient of the function the check lowered.")
+        fail(_("the gradient program does not differentiate the check's own naive norm as JAX does: it is not "
+               "the gradient of the function the check lowered."))
 
 
 def _probabilities(rng, shape):
@@ -219,7 +226,7 @@ def _entropy(p):
 
 
 def test_checked_entropy_fires_exactly_on_negative_inputs(learner, rng):
-    _, shape, texts = _programs(learner, rng)
+    __, shape, texts = _programs(learner, rng)
     batches = []
     for kind in ("valid", "negative", "valid", "tiny negative"):
         p = _probabilities(rng, shape)
@@ -230,34 +237,38 @@ def test_checked_entropy_fires_exactly_on_negative_inputs(learner, rng):
     for kind, p in batches:
         signs = rng.choice(np.array([-1.0, 1.0], np.float32), size=shape)
         decoy = -rng.uniform(0.5, 2.0, size=shape).astype(np.float32)
-        outs = _run(texts["entropy"], "jax.jit(checkify.checkify(fn)) around checked_entropy", p * signs, signs, decoy)
+        outs = _run(texts["entropy"], _("jax.jit(checkify.checkify(fn)) around checked_entropy"),
+                    p * signs, signs, decoy)
         if len(outs) < 2:
-            fail("the checkified program of checked_entropy does not return the entropy.")
+            fail(_("the checkified program of checked_entropy does not return the entropy."))
         errors, value = outs[:-2], outs[-2]
         fired = any(e.dtype == np.bool_ and e.shape == () and bool(e) for e in errors)
-        call = f"checked_entropy(p {shape}) with min(p) = {float(p.min()):.3g}, under jax.jit(checkify.checkify(...))"
+        call = _("checked_entropy(p {shape}) with min(p) = {low:.3g}, under jax.jit(checkify.checkify(...))").format(
+            shape=shape, low=float(p.min()))
         if kind == "valid":
             if fired:
                 if (p == 0).any():
-                    fail(f"{call}: a check fired for a valid input. p has exact zeros, and 0 is a valid "
-                         "probability: check p >= 0, not p > 0.")
-                fail(f"{call}: a check fired for an input whose elements are all >= 0.")
+                    fail(_("{call}: a check fired for a valid input. p has exact zeros, and 0 is a valid "
+                           "probability: check p >= 0, not p > 0.").format(call=call))
+                fail(_("{call}: a check fired for an input whose elements are all >= 0.").format(call=call))
             if value.shape != shape[:-1] or value.dtype != np.float32:
-                fail(f"{call} returned {value.dtype} {value.shape}, expected float32 {shape[:-1]}.")
+                fail(_("{call} returned {dtype} {shape}, expected float32 {want}.").format(
+                    call=call, dtype=value.dtype, shape=value.shape, want=shape[:-1]))
             if np.isnan(value).any():
-                fail(f"{call} is NaN on rows with p == 0: 0 * log(0) is NaN in floating point. Count those "
-                     "entries as 0 with jnp.where (and keep log's input safe).")
+                fail(_("{call} is NaN on rows with p == 0: 0 * log(0) is NaN in floating point. Count those "
+                       "entries as 0 with jnp.where (and keep log's input safe).").format(call=call))
             if not np.allclose(value, _entropy(p), rtol=1e-5, atol=1e-6):
                 diff = float(np.max(np.abs(value - _entropy(p))))
-                fail(f"{call} differs from -sum(p * log(p)) by up to {diff:.3g}.")
+                fail(_("{call} differs from -sum(p * log(p)) by up to {diff:.3g}.").format(call=call, diff=diff))
             continue
         if not fired:
-            fail(f"{call}: no check fired, but p has a negative element. checkify.check(jnp.all(p >= 0), ...) "
-                 "inside checked_entropy, on its own input.")
+            fail(_("{call}: no check fired, but p has a negative element. checkify.check(jnp.all(p >= 0), ...) "
+                   "inside checked_entropy, on its own input.").format(call=call))
         if messages is None:
             messages = learner.probe(probe_messages, [b for k, b in batches if k != "valid"])
             if not isinstance(messages, list) or len(messages) != 2:
-                fail("checked_entropy: the check could not read the error messages.")
+                fail(_("checked_entropy: the check could not read the error messages."))
         message = messages[0 if kind == "negative" else 1]
         if not isinstance(message, str) or "negative probability" not in message:
-            fail(f"{call}: the error says {message!r}; it must contain the words 'negative probability'.")
+            fail(_("{call}: the error says {message!r}; it must contain the words 'negative probability'.").format(
+                call=call, message=message))

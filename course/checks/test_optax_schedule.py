@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
+from course.engine.words import _
 
 TIMEOUT = 60
 # The parameters' shapes come from a small fixed set, so that the programs compiled for
@@ -49,9 +50,11 @@ def test_schedule_values(learner, reference, rng):
     got, want = side_by_side(learner, reference).probe(probe_schedule, peak, warmup, total, last)
     where = f"make_schedule(peak_lr={peak:.3g}, warmup_steps={warmup}, total_steps={total})"
     for k in range(last + 1):
-        assert_close(got["jit"][k], want["jit"][k], what=f"{where} at step {k} (under jax.jit)",
+        assert_close(got["jit"][k], want["jit"][k], what=_("{where} at step {k} (under jax.jit)").format(where=where, k=k),
                      rtol=1e-4, atol=1e-9)
-    assert_tree_close(got["int"], want["int"], what=f"{where} at Python-int steps 0, {warmup}, {total}",
+    assert_tree_close(got["int"], want["int"],
+                      what=_("{where} at Python-int steps 0, {warmup}, {total}").format(
+                          where=where, warmup=warmup, total=total),
                       rtol=1e-4, atol=1e-9)
 
 
@@ -73,14 +76,17 @@ def test_chain_updates(learner, reference, rng):
         grads["tiny"] = (1e-7 * rng.standard_normal(4)).astype(np.float32)
         grads_seq.append(grads)
     got, want = side_by_side(learner, reference).probe(probe_updates, peak, warmup, total, max_norm, params, grads_seq)
-    where = (f"make_tx(peak_lr={peak:.3g}, warmup_steps={warmup}, total_steps={total}, max_norm={max_norm:.3g}): "
-             f"tx.update on gradients alternating far above and below max_norm")
+    where = _("make_tx(peak_lr={peak:.3g}, warmup_steps={warmup}, total_steps={total}, max_norm={max_norm:.3g}): "
+              "tx.update on gradients alternating far above and below max_norm").format(
+        peak=peak, warmup=warmup, total=total, max_norm=max_norm)
     if not isinstance(got, list) or len(got) != len(want):
-        fail(f"{where}: the check could not read the updates (got {type(got).__name__}).")
+        fail(_("{where}: the check could not read the updates (got {type}).").format(
+            where=where, type=type(got).__name__))
     for step, (g, w) in enumerate(zip(got, want)):
         frozen = np.asarray(g.get("frozen")) if isinstance(g, dict) else None
         if frozen is not None and frozen.shape == (3,) and np.any(frozen != 0):
-            fail(f"{where}: at step {step} a parameter whose gradient is always zero got the update {frozen}. "
-                 "Adam leaves such a parameter alone; weight decay (AdamW) moves it. Chain "
-                 "clip_by_global_norm with optax.adam(schedule).")
-        assert_tree_close(g, w, what=f"{where}, the updates at step {step}", rtol=1e-3, atol=1e-9)
+            fail(_("{where}: at step {step} a parameter whose gradient is always zero got the update {frozen}. "
+                   "Adam leaves such a parameter alone; weight decay (AdamW) moves it. Chain "
+                   "clip_by_global_norm with optax.adam(schedule).").format(where=where, step=step, frozen=frozen))
+        assert_tree_close(g, w, what=_("{where}, the updates at step {step}").format(where=where, step=step),
+                          rtol=1e-3, atol=1e-9)

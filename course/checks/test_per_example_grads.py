@@ -23,6 +23,7 @@ from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
 from course.engine.evidence import bce_with_logits, read_program, run_lowered
 from course.engine.programs import ProgramError, matrix_products
+from course.engine.words import _
 
 TIMEOUT = 60
 # (features, hidden) from a small fixed set, and batches of 2 and of 8 examples, so
@@ -90,7 +91,7 @@ def probe_per_example(module, batches, hidden, seed):
         lowered = jax.jit(pure, keep_unused=True).lower(state, x, y)
         result, after = lowered.compile()(state, x, y)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
-            return {"error": f"per_example_grads returned {type(result).__name__}, not a pair (losses, grads)"}
+            return {"error": "not_a_pair", "type": type(result).__name__}
         out_names = names((result, after))
         losses, grads = result
         if isinstance(grads, nnx.State):
@@ -151,7 +152,7 @@ def both(learner, reference, request):
     batches, hidden = _batches(np.random.default_rng(seed))
     got, want = side_by_side(learner, reference).probe(probe_per_example, batches, hidden, seed)
     if "error" in got:
-        fail(got["error"])
+        fail(_("per_example_grads returned {type}, not a pair (losses, grads)").format(type=got.get("type")))
     return batches, hidden, got["results"], want["results"]
 
 
@@ -166,74 +167,82 @@ def test_per_example_losses_match_a_loop(both):
 
 def test_per_example_gradients_match_a_loop(both):
     batches, hidden, got, want = both
-    for (x, _), g, w in zip(batches, got, want):
+    for (x, __), g, w in zip(batches, got, want):
         assert_tree_close(
             g["grads"], w["grads"],
-            what=f"per_example_grads(MLP {x.shape[1]}->{hidden}->1, x {x.shape}) grads (leading axis = example)",
+            what=_("per_example_grads(MLP {d}->{hidden}->1, x {shape}) grads (leading axis = example)").format(
+                d=x.shape[1], hidden=hidden, shape=x.shape),
             rtol=1e-4, atol=1e-6,
         )
 
 
 def test_mean_of_per_example_gradients_is_the_batch_gradient(both):
     batches, hidden, got, want = both
-    (x, _), g, w = batches[-1], got[-1], want[-1]
+    (x, __), g, w = batches[-1], got[-1], want[-1]
     mean = {layer: {k: np.mean(np.asarray(v), axis=0) for k, v in leaves.items()} for layer, leaves in g["grads"].items()}
     want_mean = {layer: {k: np.mean(v, axis=0) for k, v in leaves.items()} for layer, leaves in w["grads"].items()}
-    assert_tree_close(mean, want_mean, what=f"the mean over the {x.shape[0]} examples of your gradients", rtol=1e-4, atol=1e-6)
+    assert_tree_close(mean, want_mean, what=_("the mean over the {n} examples of your gradients").format(n=x.shape[0]),
+                      rtol=1e-4, atol=1e-6)
 
 
 def test_the_model_is_left_unchanged(both):
-    _, _, got, _ = both
+    __, __, got, __ = both
     for g in got:
         assert_tree_close(
             g["params_after"], g["params_before"],
-            what="the model's parameters after per_example_grads (it must not change them)", rtol=0, atol=0,
+            what=_("the model's parameters after per_example_grads (it must not change them)"), rtol=0, atol=0,
         )
 
 
 def test_the_program_computes_per_example_gradients(both, request):
     """The program for 2 examples, run here on parameters and a batch the learner's process never saw."""
-    batches, hidden, got, _ = both
+    batches, hidden, got, __ = both
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
     n, d = batches[0][0].shape
     params, x, y = _fresh_case(seed, d, hidden, n)
     g = got[0]
     call = f"per_example_grads(MLP {d}->{hidden}->1, x {x.shape})"
-    what = f"{call} as the program it lowers to under jax.jit"
+    what = _("{call} as the program it lowers to under jax.jit").format(call=call)
     read_program(g.get("program"), what=what)
     fresh = {**{f"0/{k}": v for k, v in params.items()}, "1": x, "2": y}
     in_names, out_names = g.get("in_names"), g.get("out_names")
     if not isinstance(in_names, list) or sorted(in_names) != sorted(fresh):
-        fail(f"{what} takes the inputs {in_names}, not the model's parameters, x and y.")
+        fail(_("{what} takes the inputs {in_names}, not the model's parameters, x and y.").format(
+            what=what, in_names=in_names))
     outs = run_lowered(g["program"], [fresh[name] for name in in_names], what=what)
     if not isinstance(out_names, list) or len(out_names) != len(outs):
-        fail(f"{what} returns {len(outs)} arrays where per_example_grads returned {len(out_names or [])}: "
-             "the program jax.jit compiles must be the one that computes your results.")
+        fail(_("{what} returns {n} arrays where per_example_grads returned {returned}: "
+               "the program jax.jit compiles must be the one that computes your results.").format(
+            what=what, n=len(outs), returned=len(out_names or [])))
     result = dict(zip(out_names, outs))
     losses, grads = _per_example_in_numpy(params, x, y)
-    checked = f"{what}, run by the check on parameters and a batch it drew"
+    checked = _("{what}, run by the check on parameters and a batch it drew").format(what=what)
     if "0/0" not in result:
-        fail(f"{checked}: it returns no losses.")
-    assert_close(result["0/0"], losses.astype(np.float32), what=f"{checked}: losses", rtol=1e-4, atol=1e-5)
+        fail(_("{checked}: it returns no losses.").format(checked=checked))
+    assert_close(result["0/0"], losses.astype(np.float32), what=_("{checked}: losses").format(checked=checked),
+                 rtol=1e-4, atol=1e-5)
     for name, want in grads.items():
         if f"0/1/{name}" not in result:
-            fail(f"{checked}: it returns no gradient for {name.replace('/', '.')}.")
+            fail(_("{checked}: it returns no gradient for {name}.").format(
+                checked=checked, name=name.replace("/", ".")))
         assert_close(result[f"0/1/{name}"], want.astype(np.float32),
-                     what=f"{checked}: grads {name.replace('/', '.')} (leading axis = example)", rtol=1e-4, atol=1e-5)
+                     what=_("{checked}: grads {name} (leading axis = example)").format(
+                         checked=checked, name=name.replace("/", ".")), rtol=1e-4, atol=1e-5)
     for name, value in params.items():
         if f"1/{name}" in result:
-            assert_close(result[f"1/{name}"], value, what=f"{checked}: the model's {name.replace('/', '.')} "
-                                                          "afterwards (it must not change)", rtol=0, atol=0)
+            assert_close(result[f"1/{name}"], value,
+                         what=_("{checked}: the model's {name} afterwards (it must not change)").format(
+                             checked=checked, name=name.replace("/", ".")), rtol=0, atol=0)
 
 
 def test_the_batch_is_vectorised_not_looped(both):
-    batches, _, got, want = both
+    batches, __, got, want = both
     programs = []
-    for (x, _), g in zip(batches, got):
-        program = read_program(g.get("program"), what="per_example_grads as a compiled program")
+    for (x, __), g in zip(batches, got):
+        program = read_program(g.get("program"), what=_("per_example_grads as a compiled program"))
         if not program.takes(x.shape):
-            fail(f"per_example_grads lowered for x {x.shape} gave a program that takes "
-                 f"{sorted({a.shape for a in program.args})}, not x {x.shape}.")
+            fail(_("per_example_grads lowered for x {shape} gave a program that takes "
+                   "{shapes}, not x {shape}.").format(shape=x.shape, shapes=sorted({a.shape for a in program.args})))
         programs.append(program)
     small, large = programs
     d = batches[0][0].shape[1]
@@ -242,22 +251,25 @@ def test_the_batch_is_vectorised_not_looped(both):
     # with room for other vectorised routes (jax.jacrev, a separate vmap for the losses), but not
     # for a second copy of the per-example gradient.
     try:
-        products, _ = matrix_products(small.text)
+        products, __ = matrix_products(small.text)
         allowed = 2 * matrix_products(want[0]["program"])[0] - 1
     except ProgramError as e:
-        fail(f"per_example_grads lowered for x (2, {d}) could not be read as a program: {e}.")
+        fail(_("per_example_grads lowered for x (2, {d}) could not be read as a program: {e}.").format(d=d, e=e))
     if small.loops or products > allowed:
-        fail(f"per_example_grads lowered for x (2, {d}) runs {products} matrix products (dot_general)"
-             f"{' and a loop (stablehlo.while)' if small.loops else ''}; computed for all examples at once it "
-             f"needs at most {allowed}: the examples are looped over in Python (or with jax.lax.map). Use "
-             "jax.vmap (or nnx.vmap) over the per-example gradient function, so that all examples are computed "
-             "at once.")
+        fail(_("per_example_grads lowered for x (2, {d}) runs {products} matrix products (dot_general)"
+               "{loop}; computed for all examples at once it "
+               "needs at most {allowed}: the examples are looped over in Python (or with jax.lax.map). Use "
+               "jax.vmap (or nnx.vmap) over the per-example gradient function, so that all examples are computed "
+               "at once.").format(
+            d=d, products=products, loop=_(" and a loop (stablehlo.while)") if small.loops else "", allowed=allowed))
     if large.loops:
-        fail(f"per_example_grads lowered for x (8, {d}) holds a loop (stablehlo.while): the examples run one after "
-             "another (jax.lax.map, lax.scan or fori_loop). Use jax.vmap (or nnx.vmap) over the per-example "
-             "gradient function, so that all examples are computed at once.")
+        fail(_("per_example_grads lowered for x (8, {d}) holds a loop (stablehlo.while): the examples run one after "
+               "another (jax.lax.map, lax.scan or fori_loop). Use jax.vmap (or nnx.vmap) over the per-example "
+               "gradient function, so that all examples are computed at once.").format(d=d))
     if large.size > small.size * 1.25 or large.count("dot_general") > small.count("dot_general"):
-        fail(f"per_example_grads lowered for x (8, {d}) has {large.size} operations and "
-             f"{large.count('dot_general')} matrix products, for x (2, {d}) {small.size} and "
-             f"{small.count('dot_general')}: the examples are looped over in Python. Use jax.vmap (or nnx.vmap) "
-             "over the per-example gradient function, so that one program serves any batch size.")
+        fail(_("per_example_grads lowered for x (8, {d}) has {size} operations and "
+               "{products} matrix products, for x (2, {d}) {small_size} and "
+               "{small_products}: the examples are looped over in Python. Use jax.vmap (or nnx.vmap) "
+               "over the per-example gradient function, so that one program serves any batch size.").format(
+            d=d, size=large.size, products=large.count("dot_general"), small_size=small.size,
+            small_products=small.count("dot_general")))

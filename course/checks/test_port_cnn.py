@@ -17,6 +17,7 @@ import pytest
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import fail
 from course.engine.programs import ProgramError, parse, run
+from course.engine.words import _
 
 TIMEOUT = 90
 SHAPES = [(2, 8, 3), (3, 12, 5)]  # (in_channels, size, n_classes): a small fixed set, so programs are reused;
@@ -57,7 +58,7 @@ def probe_model(module, in_channels, n_classes, size, params, x_train, images=No
     # Built abstractly (no initialisation to compute): every variable is then loaded from `params`.
     model = nnx.eval_shape(lambda: module.CNN(in_channels, n_classes, size, rngs=nnx.Rngs(0)))
     if not isinstance(model, nnx.Module):
-        return {"load_error": f"CNN(...) built a {type(model).__name__}, not an nnx.Module"}
+        return {"not_module": type(model).__name__}
     state = nnx.state(model)
     info = {"structure": {".".join(map(str, path)): list(var.get_value().shape)
                           for path, var in nnx.to_flat_state(state)}}
@@ -208,41 +209,48 @@ def _check_leaf(layer, name, got, want, sd, call):
     """Fail with a message that names the mistake when one converted array is wrong."""
     where = f"{call}['{layer}']['{name}']"
     if not isinstance(got, np.ndarray):
-        fail(f"{where} is a {type(got).__name__}, expected a float32 array of shape {want.shape}.")
+        fail(_("{where} is a {type}, expected a float32 array of shape {shape}.").format(
+            where=where, type=type(got).__name__, shape=want.shape))
     if got.dtype != np.float32:
-        fail(f"{where} has dtype {got.dtype}, expected float32 (the model's parameters are float32).")
+        fail(_("{where} has dtype {dtype}, expected float32 (the model's parameters are float32).").format(
+            where=where, dtype=got.dtype))
     if layer in CONVS and name == "kernel":
         weight = sd[f"{layer}.weight"]
         if got.shape == weight.shape and np.allclose(got, weight):
-            fail(f"{where} has shape {got.shape}: that is PyTorch's (out, in, kH, kW) layout, unchanged. nnx.Conv "
-                 f"wants (kH, kW, in, out) = {want.shape}: weight.transpose(2, 3, 1, 0).")
+            fail(_("{where} has shape {shape}: that is PyTorch's (out, in, kH, kW) layout, unchanged. nnx.Conv "
+                   "wants (kH, kW, in, out) = {want}: weight.transpose(2, 3, 1, 0).").format(
+                where=where, shape=got.shape, want=want.shape))
         if got.shape == want.shape and _close(got, weight.transpose(3, 2, 1, 0)):
-            fail(f"{where} has kH and kW swapped: weight.transpose(3, 2, 1, 0) gives (kW, kH, in, out), and for "
-                 "a square kernel the shape looks right. Use transpose(2, 3, 1, 0).")
+            fail(_("{where} has kH and kW swapped: weight.transpose(3, 2, 1, 0) gives (kW, kH, in, out), and for "
+                   "a square kernel the shape looks right. Use transpose(2, 3, 1, 0).").format(where=where))
     if layer == "fc" and name == "kernel":
         weight = sd["fc.weight"]
         if got.shape == weight.shape:
-            fail(f"{where} has shape {got.shape}, PyTorch's (out, in): nnx.Linear's kernel is (in, out), "
-                 "the weight transposed.")
+            fail(_("{where} has shape {shape}, PyTorch's (out, in): nnx.Linear's kernel is (in, out), "
+                   "the weight transposed.").format(where=where, shape=got.shape))
         if _close(got, weight.T):
             c, s = 16, int(round(np.sqrt(weight.shape[1] / 16)))
-            fail(f"{where} is fc.weight.T with its rows in PyTorch's flatten order (C, H, W). Your CNN flattens "
-                 f"an NHWC map, in (H, W, C) order: reorder the rows, e.g. weight.reshape(out, {c}, {s}, {s})"
-                 f".transpose(2, 3, 1, 0).reshape(-1, out). Without it the shapes fit and the logits are wrong.")
+            fail(_("{where} is fc.weight.T with its rows in PyTorch's flatten order (C, H, W). Your CNN flattens "
+                   "an NHWC map, in (H, W, C) order: reorder the rows, e.g. weight.reshape(out, {c}, {s}, {s})"
+                   ".transpose(2, 3, 1, 0).reshape(-1, out). Without it the shapes fit and the logits are wrong.").format(
+                where=where, c=c, s=s))
     if layer in BNS:
         other = {"mean": "var", "var": "mean"}.get(name)
         if other and _close(got, sd[f"{layer}.running_{other}"]):
-            fail(f"{where} holds running_{other}: mean and var are swapped. mean <- running_mean, "
-                 "var <- running_var.")
+            fail(_("{where} holds running_{other}: mean and var are swapped. mean <- running_mean, "
+                   "var <- running_var.").format(where=where, other=other))
         if name == "var" and _close(got, np.sqrt(sd[f"{layer}.running_var"])):
-            fail(f"{where} is the square root of running_var: Flax's var is a variance, like PyTorch's.")
+            fail(_("{where} is the square root of running_var: Flax's var is a variance, like PyTorch's.").format(
+                where=where))
         if name == "scale" and _close(got, sd[f"{layer}.bias"]):
-            fail(f"{where} holds {layer}.bias: scale <- {layer}.weight, bias <- {layer}.bias.")
+            fail(_("{where} holds {layer}.bias: scale <- {layer}.weight, bias <- {layer}.bias.").format(
+                where=where, layer=layer))
     if got.shape != want.shape:
-        fail(f"{where} has shape {got.shape}, expected {want.shape}.")
+        fail(_("{where} has shape {shape}, expected {want}.").format(where=where, shape=got.shape, want=want.shape))
     if not _close(got, want):
         diff = float(np.max(np.abs(got - want)))
-        fail(f"{where} differs from the converted {layer} by up to {diff:.3g}.")
+        fail(_("{where} differs from the converted {layer} by up to {diff:.3g}.").format(
+            where=where, layer=layer, diff=diff))
 
 
 def _converted(learner, rng, seed):
@@ -252,30 +260,33 @@ def _converted(learner, rng, seed):
     reply = learner.probe(probe_convert, sd, size)
     got = reply.get("converted") if isinstance(reply, dict) else None
     if not isinstance(got, dict):
-        fail(f"{call} returned a {type(got).__name__}, expected a nested dict like "
-             "nnx.to_pure_dict(nnx.state(CNN(...))).")
+        fail(_("{call} returned a {type}, expected a nested dict like "
+               "nnx.to_pure_dict(nnx.state(CNN(...))).").format(call=call, type=type(got).__name__))
     want = _expected_params(sd, size)
     for layer, names in LEAVES.items():
         sub = got.get(layer)
         if not isinstance(sub, dict):
-            fail(f"{call} has no entry '{layer}' (a dict of {', '.join(names)}); it has {sorted(map(str, got))}.")
+            fail(_("{call} has no entry '{layer}' (a dict of {names}); it has {has}.").format(
+                call=call, layer=layer, names=", ".join(names), has=sorted(map(str, got))))
         extra = sorted(set(map(str, sub)) - set(names))
         if extra:
-            fail(f"{call}['{layer}'] has entries {extra} that the NNX CNN's {layer} does not have; it must hold "
-                 f"exactly {', '.join(names)} (num_batches_tracked has no NNX counterpart: leave it out).")
+            fail(_("{call}['{layer}'] has entries {extra} that the NNX CNN's {layer} does not have; it must hold "
+                   "exactly {names} (num_batches_tracked has no NNX counterpart: leave it out).").format(
+                call=call, layer=layer, extra=extra, names=", ".join(names)))
         for name in names:
             if name not in sub:
-                hint = {"scale": " (PyTorch calls it weight)", "mean": " (PyTorch: running_mean)",
-                        "var": " (PyTorch: running_var)", "kernel": " (PyTorch calls it weight)"}.get(name, "")
-                fail(f"{call}['{layer}'] has no '{name}'{hint}; it has {sorted(map(str, sub))}.")
+                hint = {"scale": _(" (PyTorch calls it weight)"), "mean": _(" (PyTorch: running_mean)"),
+                        "var": _(" (PyTorch: running_var)"), "kernel": _(" (PyTorch calls it weight)")}.get(name, "")
+                fail(_("{call}['{layer}'] has no '{name}'{hint}; it has {has}.").format(
+                    call=call, layer=layer, name=name, hint=hint, has=sorted(map(str, sub))))
     extra = sorted(set(map(str, got)) - set(LEAVES))
     if extra:
-        fail(f"{call} has entries {extra} that the NNX CNN does not have (num_batches_tracked has no NNX "
-             "counterpart: leave it out).")
+        fail(_("{call} has entries {extra} that the NNX CNN does not have (num_batches_tracked has no NNX "
+               "counterpart: leave it out).").format(call=call, extra=extra))
     if reply.get("numpy_leaves"):
-        fail(f"{call} returned {reply['numpy_leaves']} NumPy arrays: return JAX arrays (jnp.asarray), as lesson 21 "
-             "advises. nnx.update keeps the arrays it is given, and a train-mode BatchNorm would then write its "
-             "statistics into your converted dict in place.")
+        fail(_("{call} returned {numpy_leaves} NumPy arrays: return JAX arrays (jnp.asarray), as lesson 21 "
+               "advises. nnx.update keeps the arrays it is given, and a train-mode BatchNorm would then write its "
+               "statistics into your converted dict in place.").format(call=call, numpy_leaves=reply['numpy_leaves']))
     return in_channels, size, n_classes, sd, got, want, call
 
 
@@ -294,15 +305,15 @@ def test_converted_weights_reproduce_torch_logits(learner, rng, seed):
             if not isinstance(value, np.ndarray) or value.shape != want[layer][name].shape:
                 _check_leaf(layer, name, value, want[layer][name], sd, call)
     images = _images(rng, in_channels, size)
-    torch_logits, _ = _torch_forward(sd, images, train=False)
-    logits, _ = _torch_forward(_back_to_torch(got, sd), images, train=False)
+    torch_logits, __ = _torch_forward(sd, images, train=False)
+    logits, __ = _torch_forward(_back_to_torch(got, sd), images, train=False)
     if not np.allclose(logits, torch_logits, rtol=RTOL, atol=ATOL):
         for layer, names in LEAVES.items():
             for name in names:
                 _check_leaf(layer, name, got[layer][name], want[layer][name], sd, call)
         diff = float(np.max(np.abs(logits - torch_logits)))
-        fail(f"the CNN holding the arrays of {call} gives logits up to {diff:.3g} away from TorchCNN's in eval mode "
-             f"(images {images.shape}).")
+        fail(_("the CNN holding the arrays of {call} gives logits up to {diff:.3g} away from TorchCNN's in eval mode "
+               "(images {shape}).").format(call=call, diff=diff, shape=images.shape))
 
 
 def _structure_problem(info, want, call):
@@ -312,10 +323,12 @@ def _structure_problem(info, want, call):
     expected = {f"{layer}.{name}": list(want[layer][name].shape) for layer, names in LEAVES.items() for name in names}
     for path, shape in expected.items():
         if path not in structure:
-            fail(f"{call}: the model has no variable {path} (it has {sorted(structure)}). Name the layers conv1, "
-                 "bn1, conv2, bn2, fc, built from nnx.Conv, nnx.BatchNorm and nnx.Linear.")
+            fail(_("{call}: the model has no variable {path} (it has {paths}). Name the layers conv1, "
+                   "bn1, conv2, bn2, fc, built from nnx.Conv, nnx.BatchNorm and nnx.Linear.").format(
+                call=call, path=path, paths=sorted(structure)))
         if list(structure[path]) != shape:
-            fail(f"{call}: {path} has shape {tuple(structure[path])}, expected {tuple(shape)}.")
+            fail(_("{call}: {path} has shape {shape}, expected {want}.").format(
+                call=call, path=path, shape=tuple(structure[path]), want=tuple(shape)))
 
 
 
@@ -354,16 +367,19 @@ def _run(info, key, what, x):
             return out
         program = parse(text)
     except (ProgramError, ValueError) as e:
-        fail(f"{what}, lowered with jax.jit in your process, could not be run by the check: {e}")
+        fail(_("{what}, lowered with jax.jit in your process, could not be run by the check: {e}").format(
+            what=what, e=e))
     outside = sorted(op for op in program.ops if "custom_call" in op or "callback" in op)
     if outside:
-        fail(f"{what}, lowered with jax.jit in your process, leaves JAX ({', '.join(outside)}): the forward pass "
-             "must be JAX code (a callback into PyTorch is not a port).")
+        fail(_("{what}, lowered with jax.jit in your process, leaves JAX ({ops}): the forward pass "
+               "must be JAX code (a callback into PyTorch is not a port).").format(
+            what=what, ops=", ".join(outside)))
     if not program.takes(tuple(x.shape)):
-        fail(f"{what}, lowered with jax.jit in your process, does not take images of shape {tuple(x.shape)}.")
+        fail(_("{what}, lowered with jax.jit in your process, does not take images of shape {shape}.").format(
+            what=what, shape=tuple(x.shape)))
     out = info.get(key + "_out")
     if not isinstance(out, np.ndarray):
-        fail(f"{what} returned {type(out).__name__}, expected an array of logits.")
+        fail(_("{what} returned {type}, expected an array of logits.").format(what=what, type=type(out).__name__))
     return out
 
 
@@ -382,77 +398,90 @@ def model_run(learner, request):
     info = learner.probe(probe_model, in_channels, n_classes, size, params,
                          np.ascontiguousarray(train_images.transpose(0, 2, 3, 1)),
                          None if _runs_convolutions() else fresh)
-    call = f"CNN({in_channels}, {n_classes}, {size}) with converted weights"
+    call = _("CNN({in_channels}, {n_classes}, {size}) with converted weights").format(
+        in_channels=in_channels, n_classes=n_classes, size=size)
     if not isinstance(info, dict):
-        fail(f"{call}: the check could not read your model ({type(info).__name__}).")
+        fail(_("{call}: the check could not read your model ({type}).").format(call=call, type=type(info).__name__))
+    if "not_module" in info:
+        fail(_("{call}: loading the converted weights into your CNN failed: CNN(...) built a {type}, not an "
+               "nnx.Module").format(call=call, type=info["not_module"]))
     _structure_problem(info, params, call)
     if "load_error" in info:
-        fail(f"{call}: loading the converted weights into your CNN failed: {info['load_error']}")
+        fail(_("{call}: loading the converted weights into your CNN failed: {load_error}").format(
+            call=call, load_error=info["load_error"]))
     return in_channels, size, n_classes, sd, train_images, fresh, info, call
 
 
 def test_predict_takes_nchw_images_in_eval_mode(model_run):
-    in_channels, size, n_classes, sd, _, images, info, model = model_run
-    call = f"predict({model}, images {images.shape} NCHW), lowered with jax.jit and run by the check"
+    in_channels, size, n_classes, sd, __, images, info, model = model_run
+    call = _("predict({model}, images {shape} NCHW), lowered with jax.jit and run by the check").format(
+        model=model, shape=images.shape)
     if "predict_error" in info:
         error = str(info["predict_error"]).rstrip(".")
         if "feature dimension" in error:
-            fail(f"{call} raised {error}. The images are NCHW, as PyTorch delivers them, and nnx.Conv reads the "
-                 "last axis as the channels: transpose them with (0, 2, 3, 1) before calling the model.")
-        fail(f"{call} raised {error}. predict must be a JAX function of the images: the check lowers "
-             "jax.jit(lambda images: predict(model, images)).")
+            fail(_("{call} raised {error}. The images are NCHW, as PyTorch delivers them, and nnx.Conv reads the "
+                   "last axis as the channels: transpose them with (0, 2, 3, 1) before calling the model.").format(
+                call=call, error=error))
+        fail(_("{call} raised {error}. predict must be a JAX function of the images: the check lowers "
+               "jax.jit(lambda images: predict(model, images)).").format(call=call, error=error))
     logits = _run(info, "predict", f"predict({model})", images)
-    want, _ = _torch_forward(sd, images, train=False)
+    want, __ = _torch_forward(sd, images, train=False)
     if logits.shape != want.shape:
-        fail(f"{call} returned shape {logits.shape}, expected {want.shape}.")
+        fail(_("{call} returned shape {shape}, expected {want}.").format(
+            call=call, shape=logits.shape, want=want.shape))
     if logits.dtype != np.float32:
-        fail(f"{call} returned dtype {logits.dtype}, expected float32.")
+        fail(_("{call} returned dtype {dtype}, expected float32.").format(call=call, dtype=logits.dtype))
     if np.allclose(logits, want, rtol=RTOL, atol=ATOL):
         return
     reshaped = images.reshape(images.shape[0], size, size, in_channels).transpose(0, 3, 1, 2)
     if np.allclose(logits, _torch_forward(sd, np.ascontiguousarray(reshaped), train=False)[0], rtol=RTOL, atol=ATOL):
-        fail(f"{call}: the logits are those of the images reshaped to NHWC. reshape keeps the memory order and "
-             "scrambles pixels and channels; transpose(0, 2, 3, 1) moves the channel axis.")
+        fail(_("{call}: the logits are those of the images reshaped to NHWC. reshape keeps the memory order and "
+               "scrambles pixels and channels; transpose(0, 2, 3, 1) moves the channel axis.").format(call=call))
     if np.allclose(logits, _torch_forward(sd, images, train=True)[0], rtol=RTOL, atol=ATOL):
-        fail(f"{call}: the logits use the batch's statistics, not the running ones. Evaluate in evaluation mode: "
-             "nnx.view(model, use_running_average=True)(x), like PyTorch's model.eval().")
+        fail(_("{call}: the logits use the batch's statistics, not the running ones. Evaluate in evaluation mode: "
+               "nnx.view(model, use_running_average=True)(x), like PyTorch's model.eval().").format(call=call))
     if np.allclose(logits, _torch_forward(sd, images, train=False, conv2_same=True)[0], rtol=RTOL, atol=ATOL):
-        fail(f"{call}: conv2 pads like padding='SAME'. With stride 2 on an even size, 'SAME' pads (0, 1): one "
-             "row and column at the end only; PyTorch's padding=1 pads (1, 1). Use padding=1 (or ((1, 1), (1, 1))).")
+        fail(_("{call}: conv2 pads like padding='SAME'. With stride 2 on an even size, 'SAME' pads (0, 1): one "
+               "row and column at the end only; PyTorch's padding=1 pads (1, 1). Use padding=1 (or ((1, 1), (1, 1))).").format(
+            call=call))
     if np.allclose(logits, _torch_forward(sd, images, train=False, eps=1e-3)[0], rtol=RTOL, atol=ATOL):
-        fail(f"{call}: the BatchNorm layers use epsilon=1e-3 (Keras' default). PyTorch's BatchNorm2d uses eps=1e-5, "
-             "which is also nnx.BatchNorm's default: keep epsilon=1e-5.")
+        fail(_("{call}: the BatchNorm layers use epsilon=1e-3 (Keras' default). PyTorch's BatchNorm2d uses eps=1e-5, "
+               "which is also nnx.BatchNorm's default: keep epsilon=1e-5.").format(call=call))
     diff = float(np.max(np.abs(logits - want)))
-    fail(f"{call}: the logits differ from TorchCNN's in eval mode by up to {diff:.3g}. Check, in order: NCHW -> "
-         "NHWC with a transpose, padding=1 on both convs, max-pool 2x2 with stride 2, ReLU after each BatchNorm, "
-         "and the flatten x.reshape(N, -1) of the NHWC map.")
+    fail(_("{call}: the logits differ from TorchCNN's in eval mode by up to {diff:.3g}. Check, in order: NCHW -> "
+           "NHWC with a transpose, padding=1 on both convs, max-pool 2x2 with stride 2, ReLU after each BatchNorm, "
+           "and the flatten x.reshape(N, -1) of the NHWC map.").format(call=call, diff=diff))
 
 
 def test_train_mode_forward_and_predict_leaves_the_mode(model_run):
-    _, _, _, sd, _, images, info, model = model_run
+    __, __, __, sd, __, images, info, model = model_run
     nhwc = np.ascontiguousarray(images.transpose(0, 2, 3, 1))
-    call = f"{model}, model.train(), its forward pass on x {nhwc.shape} run by the check"
-    want, _ = _torch_forward(sd, images, train=True)
-    eval_logits, _ = _torch_forward(sd, images, train=False)
-    before = _run(info, "train_before", f"the forward pass of {model} in train mode", nhwc)
+    call = _("{model}, model.train(), its forward pass on x {shape} run by the check").format(
+        model=model, shape=nhwc.shape)
+    want, __ = _torch_forward(sd, images, train=True)
+    eval_logits, __ = _torch_forward(sd, images, train=False)
+    before = _run(info, "train_before", _("the forward pass of {model} in train mode").format(model=model), nhwc)
     if before.shape != want.shape:
-        fail(f"{call} returned shape {before.shape}, expected logits of shape {want.shape}.")
+        fail(_("{call} returned shape {shape}, expected logits of shape {want}.").format(
+            call=call, shape=before.shape, want=want.shape))
     if not np.allclose(before, want, rtol=RTOL, atol=ATOL):
         if np.allclose(before, eval_logits, rtol=RTOL, atol=ATOL):
-            fail(f"{call}: in train mode the model normalised with the running statistics. BatchNorm must use the "
-                 "batch's statistics in train mode: let model.train() / model.eval() set it, don't fix "
-                 "use_running_average=True.")
+            fail(_("{call}: in train mode the model normalised with the running statistics. BatchNorm must use the "
+                   "batch's statistics in train mode: let model.train() / model.eval() set it, don't fix "
+                   "use_running_average=True.").format(call=call))
         diff = float(np.max(np.abs(before - want)))
-        fail(f"{call}: the train-mode logits differ from TorchCNN's in train mode by up to {diff:.3g}.")
+        fail(_("{call}: the train-mode logits differ from TorchCNN's in train mode by up to {diff:.3g}.").format(
+            call=call, diff=diff))
     if "predict_error" in info:
         return  # named by the predict test
-    after = _run(info, "train_after", f"the forward pass of {model} after predict", nhwc)
+    after = _run(info, "train_after", _("the forward pass of {model} after predict").format(model=model), nhwc)
     if not np.allclose(after, before, rtol=RTOL, atol=ATOL):
         if np.allclose(after, eval_logits, rtol=RTOL, atol=ATOL):
-            fail(f"{call}: after predict(model, images) the model is in evaluation mode. predict must not change "
-                 "the caller's model (a later training step would stop updating BatchNorm): evaluate through "
-                 "nnx.view(model, use_running_average=True) instead of model.eval().")
-        fail(f"{call}: predict(model, images) changed the model: its train-mode logits differ afterwards.")
+            fail(_("{call}: after predict(model, images) the model is in evaluation mode. predict must not change "
+                   "the caller's model (a later training step would stop updating BatchNorm): evaluate through "
+                   "nnx.view(model, use_running_average=True) instead of model.eval().").format(call=call))
+        fail(_("{call}: predict(model, images) changed the model: its train-mode logits differ afterwards.").format(
+            call=call))
 
 
 def _with_stats(sd, stats):
@@ -466,9 +495,9 @@ def _with_stats(sd, stats):
 def test_one_train_step_updates_batchnorm_like_torch(model_run):
     """The running statistics are judged from what the model computes with them: its eval-mode
     forward pass after one train-mode call, run here, against TorchCNN's with the expected statistics."""
-    _, _, _, sd, train_images, images, info, model = model_run
+    __, __, __, sd, train_images, images, info, model = model_run
     inputs = {}
-    _, torch_stats = _torch_forward(sd, train_images, train=True, capture=inputs)
+    __, torch_stats = _torch_forward(sd, train_images, train=True, capture=inputs)
     batch = {}
     for bn in BNS:
         h = inputs[bn].astype(np.float64)
@@ -480,9 +509,11 @@ def test_one_train_step_updates_batchnorm_like_torch(model_run):
                 for bn, (m, v, n) in batch.items()}
 
     nhwc = np.ascontiguousarray(images.transpose(0, 2, 3, 1))
-    call = (f"{model}, model.train(), one call on a batch of {train_images.shape[0]}, then model.eval(): its "
-            "forward pass run by the check on fresh images")
-    logits = _run(info, "eval_after_step", f"the forward pass of {model} after one train-mode call", nhwc)
+    call = _("{model}, model.train(), one call on a batch of {n}, then model.eval(): its "
+             "forward pass run by the check on fresh images").format(model=model, n=train_images.shape[0])
+    logits = _run(info, "eval_after_step", _("the forward pass of {model} after one train-mode call").format(
+        model=model),
+                  nhwc)
 
     def gives(candidate):
         return logits.shape == (images.shape[0], sd["fc.bias"].shape[0]) and np.allclose(
@@ -490,21 +521,22 @@ def test_one_train_step_updates_batchnorm_like_torch(model_run):
 
     if gives(stats(0.9)):
         return
-    where = f"{call}: the running statistics of bn1 and bn2 afterwards"
+    where = _("{call}: the running statistics of bn1 and bn2 afterwards").format(call=call)
     if gives({bn: (sd[f"{bn}.running_mean"], sd[f"{bn}.running_var"]) for bn in BNS}):
-        fail(f"{where} have not changed: in train mode BatchNorm updates its running statistics.")
+        fail(_("{where} have not changed: in train mode BatchNorm updates its running statistics.").format(where=where))
     if gives(stats(0.99)):
-        fail(f"{where} are 0.99 * old + 0.01 * batch: nnx.BatchNorm's default momentum, 0.99. PyTorch's momentum "
-             "0.1 weighs the batch: new = 0.9 * old + 0.1 * batch, which Flax writes momentum=0.9.")
+        fail(_("{where} are 0.99 * old + 0.01 * batch: nnx.BatchNorm's default momentum, 0.99. PyTorch's momentum "
+               "0.1 weighs the batch: new = 0.9 * old + 0.1 * batch, which Flax writes momentum=0.9.").format(
+            where=where))
     if gives(stats(0.1)):
-        fail(f"{where} are 0.1 * old + 0.9 * batch: momentum=0.1 copied from PyTorch. Flax's momentum weighs the "
-             "OLD value (new = momentum * old + (1 - momentum) * batch), PyTorch's the batch: PyTorch's 0.1 is "
-             "Flax's 0.9.")
+        fail(_("{where} are 0.1 * old + 0.9 * batch: momentum=0.1 copied from PyTorch. Flax's momentum weighs the "
+               "OLD value (new = momentum * old + (1 - momentum) * batch), PyTorch's the batch: PyTorch's 0.1 is "
+               "Flax's 0.9.").format(where=where))
     if gives(stats(0.9, unbiased=True)) or gives({bn: torch_stats[bn] for bn in BNS}):
-        fail(f"{where} follow PyTorch's running_var, which uses the unbiased batch variance (times n / (n - 1)). "
-             "Keep nnx.BatchNorm's update: 0.9 * old + 0.1 * the biased variance.")
-    fail(f"{where} are not 0.9 * old + 0.1 * the batch's statistics (PyTorch's momentum 0.1, the biased "
-         "variance): the eval-mode logits differ from TorchCNN's with those statistics.")
+        fail(_("{where} follow PyTorch's running_var, which uses the unbiased batch variance (times n / (n - 1)). "
+               "Keep nnx.BatchNorm's update: 0.9 * old + 0.1 * the biased variance.").format(where=where))
+    fail(_("{where} are not 0.9 * old + 0.1 * the batch's statistics (PyTorch's momentum 0.1, the biased "
+           "variance): the eval-mode logits differ from TorchCNN's with those statistics.").format(where=where))
 
 
 def test_nnx_to_torch_inverts_the_conversion(learner, rng, seed):
@@ -515,30 +547,32 @@ def test_nnx_to_torch_inverts_the_conversion(learner, rng, seed):
     call = f"nnx_to_torch(nnx.to_pure_dict(nnx.state(CNN({in_channels}, {n_classes}, {size}))), {size})"
     got = learner.probe(probe_back, params, size)
     if not isinstance(got, dict):
-        fail(f"{call} returned a {type(got).__name__}, expected a dict like TorchCNN(...).state_dict().")
+        fail(_("{call} returned a {type}, expected a dict like TorchCNN(...).state_dict().").format(
+            call=call, type=type(got).__name__))
     keys = set(map(str, got))
     missing, extra = sorted(set(want) - keys), sorted(keys - set(want))
     if missing or extra:
-        fail(f"{call}: the keys differ from TorchCNN's state_dict (without num_batches_tracked): missing "
-             f"{missing}, unexpected {extra}.")
+        fail(_("{call}: the keys differ from TorchCNN's state_dict (without num_batches_tracked): missing "
+               "{missing}, unexpected {extra}.").format(call=call, missing=missing, extra=extra))
     for key, w in want.items():
         g = got[key]
         where = f"{call}['{key}']"
         if not isinstance(g, np.ndarray) or g.dtype != np.float32:
-            fail(f"{where} is {getattr(g, 'dtype', type(g).__name__)}, expected a float32 NumPy array of shape "
-                 f"{w.shape}.")
+            fail(_("{where} is {got}, expected a float32 NumPy array of shape "
+                   "{shape}.").format(where=where, got=getattr(g, "dtype", type(g).__name__), shape=w.shape))
         layer = key.split(".")[0]
         if layer in CONVS and key.endswith(".weight") and not _close(g, w):
             again = np.asarray(params[layer]["kernel"]).transpose(2, 3, 1, 0)
             if g.shape == again.shape and _close(g, again):
-                fail(f"{where} is the kernel permuted with transpose(2, 3, 1, 0) again, which gives (in, out, kW, kH). "
-                     "Going back from (kH, kW, in, out) to PyTorch's (out, in, kH, kW) takes the inverse "
-                     "permutation, kernel.transpose(3, 2, 0, 1).")
+                fail(_("{where} is the kernel permuted with transpose(2, 3, 1, 0) again, which gives (in, out, kW, kH). "
+                       "Going back from (kH, kW, in, out) to PyTorch's (out, in, kH, kW) takes the inverse "
+                       "permutation, kernel.transpose(3, 2, 0, 1).").format(where=where))
         if key == "fc.weight" and g.shape == w.shape and _close(g, params["fc"]["kernel"].T):
-            fail(f"{where} is fc's kernel transposed with its columns in NHWC order (H, W, C). PyTorch flattens "
-                 "(C, H, W): reorder them back, kernel.reshape(s, s, 16, out).transpose(3, 2, 0, 1).reshape(out, -1).")
+            fail(_("{where} is fc's kernel transposed with its columns in NHWC order (H, W, C). PyTorch flattens "
+                   "(C, H, W): reorder them back, kernel.reshape(s, s, 16, out).transpose(3, 2, 0, 1).reshape(out, -1).").format(
+                where=where))
         if g.shape != w.shape:
-            fail(f"{where} has shape {g.shape}, expected {w.shape}.")
+            fail(_("{where} has shape {shape}, expected {want}.").format(where=where, shape=g.shape, want=w.shape))
         if not _close(g, w):
-            fail(f"{where} differs from the exact inverse of the conversion by up to "
-                 f"{float(np.max(np.abs(g - w))):.3g}.")
+            fail(_("{where} differs from the exact inverse of the conversion by up to "
+                   "{diff:.3g}.").format(where=where, diff=float(np.max(np.abs(g - w)))))

@@ -12,6 +12,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, assert_equal, fail
 from course.engine.evidence import mlp_forward
+from course.engine.words import _
 
 TIMEOUT = 60
 
@@ -71,12 +72,13 @@ def test_ported_model_matches_torch_outputs(learner, rng, seed):
     _untouched(got)
     if "error" in got:
         _judge_params(got, weights)
-        fail(f"MLP{tuple(sizes)}(x) after port_weights raised {got['error']}.")
+        fail(_("MLP{sizes}(x) after port_weights raised {error}.").format(sizes=tuple(sizes), error=got['error']))
     params = {"linear1": {"kernel": weights["fc1.weight"].T, "bias": weights["fc1.bias"]},
               "linear2": {"kernel": weights["fc2.weight"].T, "bias": weights["fc2.bias"]}}
     want = mlp_forward(params, x).astype(np.float32)  # what TorchMLP(x) computes, in float64 here
     assert_close(got["nnx_out"], want, rtol=1e-4, atol=1e-5, dtype=np.float32,
-                 what=f"MLP{tuple(sizes)}(x) after port_weights, against TorchMLP(x), for x of shape {x.shape}")
+                 what=_("MLP{sizes}(x) after port_weights, against TorchMLP(x), for x of shape {shape}").format(
+                     sizes=tuple(sizes), shape=x.shape))
 
 
 def test_parameters_are_the_transposed_torch_weights(learner, rng, seed):
@@ -90,9 +92,10 @@ def _holds_jax_arrays(got):
     view such as weight.detach().numpy() shares torch's memory, so training torch on would change them."""
     not_jax = got.get("not_jax")
     if not_jax is None or not_jax:
-        fail(f"after port_weights, the nnx.Params {', '.join(not_jax or ['of the model'])} hold NumPy arrays, not "
-             "JAX arrays (a view such as weight.detach().numpy() even shares torch's memory). Store float32 JAX "
-             "arrays in them: param[...] = value, or jnp.asarray(weight.detach().numpy().T) and so on.")
+        fail(_("after port_weights, the nnx.Params {names} hold NumPy arrays, not "
+               "JAX arrays (a view such as weight.detach().numpy() even shares torch's memory). Store float32 JAX "
+               "arrays in them: param[...] = value, or jnp.asarray(weight.detach().numpy().T) and so on.").format(
+            names=", ".join(not_jax or [_("of the model")])))
 
 
 def _untouched(got):
@@ -101,10 +104,11 @@ def _untouched(got):
     same = [p for p in sorted(before) if p in after and np.shape(after[p]) == np.shape(before[p])
             and np.array_equal(after[p], before[p])]
     if before and len(same) == len(before):
-        fail("port_weights left every parameter of the model it was given as it was. Copy the weights into "
-             "that model, in place, like load_state_dict (what port_weights returns is ignored).")
+        fail(_("port_weights left every parameter of the model it was given as it was. Copy the weights into "
+               "that model, in place, like load_state_dict (what port_weights returns is ignored)."))
     if same:
-        fail(f"port_weights did not change {', '.join(same)}: copy every weight and bias of fc1 and fc2.")
+        fail(_("port_weights did not change {names}: copy every weight and bias of fc1 and fc2.").format(
+            names=", ".join(same)))
 
 
 def _judge_params(got, weights):
@@ -112,12 +116,14 @@ def _judge_params(got, weights):
     want = _expected(weights)
     missing = sorted(set(want) - set(got["params"]))
     if missing:
-        fail(f"after port_weights, the model has no nnx.Param at {', '.join(missing)}: write into the parameter "
-             "with `param[...] = value` instead of assigning a bare array to the attribute.")
-    assert_equal(sorted(got["params"]), sorted(want), what="the nnx.Param paths after port_weights")
+        fail(_("after port_weights, the model has no nnx.Param at {paths}: write into the parameter "
+               "with `param[...] = value` instead of assigning a bare array to the attribute.").format(
+            paths=", ".join(missing)))
+    assert_equal(sorted(got["params"]), sorted(want), what=_("the nnx.Param paths after port_weights"))
     for path, value in want.items():
         g = got["params"][path]
         if np.shape(g) == value.shape[::-1] and value.ndim == 2 and np.allclose(g, value.T):
-            fail(f"{path} after port_weights has shape {np.shape(g)}: that is torch's weight as it is. "
-                 "nnx.Linear's kernel is (in, out): copy weight.T.")
-        assert_close(g, value, what=f"{path} after port_weights (kernels are weight.T)", dtype=np.float32)
+            fail(_("{path} after port_weights has shape {shape}: that is torch's weight as it is. "
+                   "nnx.Linear's kernel is (in, out): copy weight.T.").format(path=path, shape=np.shape(g)))
+        assert_close(g, value, what=_("{path} after port_weights (kernels are weight.T)").format(path=path),
+                     dtype=np.float32)

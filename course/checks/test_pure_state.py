@@ -13,6 +13,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, fail
 from course.engine.evidence import run_lowered
+from course.engine.words import _
 
 # Batch lengths come from this set, so the programs compile once per length.
 LENGTHS = (3, 5, 8)
@@ -68,49 +69,51 @@ def _running_means(batches):
 def _programs(learner):
     got = learner.probe(probe_programs, list(LENGTHS))
     if not isinstance(got["init"], list) or not got["init"]:
-        fail("init_state() returned no arrays: return a pytree of JAX arrays (e.g. a dict of a count and a total).")
+        fail(_("init_state() returned no arrays: return a pytree of JAX arrays (e.g. a dict of a count and a total)."))
     return [np.asarray(v) for v in got["init"]], got["programs"]
 
 
 def _step(program, state, batch, call):
     out = run_lowered(program, [*state, batch], what=call)
     if len(out) != len(state) + 1:
-        fail(f"{call} returned {len(out) - 1} state arrays and a mean; init_state() has {len(state)}: "
-             "new_state must have the same structure as state.")
+        fail(_("{call} returned {n} state arrays and a mean; init_state() has {want}: "
+               "new_state must have the same structure as state.").format(
+            call=call, n=len(out) - 1, want=len(state)))
     for i, (old, new) in enumerate(zip(state, out[:-1])):
         old, new = np.asarray(old), np.asarray(new)
         if (old.shape, old.dtype) != (new.shape, new.dtype):
-            fail(f"{call}: state array #{i + 1} came in with shape {old.shape} and dtype {old.dtype} but went "
-                 f"out with shape {new.shape} and dtype {new.dtype}. new_state must have the same structure, "
-                 "shapes and dtypes as state (mixing an int32 count with a float makes a float32 one).")
+            fail(_("{call}: state array #{i} came in with shape {shape} and dtype {dtype} but went "
+                   "out with shape {new_shape} and dtype {new_dtype}. new_state must have the same structure, "
+                   "shapes and dtypes as state (mixing an int32 count with a float makes a float32 one).").format(
+                call=call, i=i + 1, shape=old.shape, dtype=old.dtype, new_shape=new.shape, new_dtype=new.dtype))
     return out[:-1], out[-1]
 
 
 def test_running_mean_under_jit(learner, rng):
     init, programs = _programs(learner)
-    for _ in range(2):
+    for __ in range(2):
         batches = _batches(rng, int(rng.integers(4, 8)))
         sizes = [len(b) for b in batches]
         state = init
         for i, (batch, want) in enumerate(zip(batches, _running_means(batches))):
-            call = f"jax.jit(update) #{i + 1} from init_state() (batch sizes {sizes})"
+            call = _("jax.jit(update) #{i} from init_state() (batch sizes {sizes})").format(i=i + 1, sizes=sizes)
             state, mean = _step(programs[str(len(batch))], state, batch, call)
-            assert_close(mean, np.float32(want), what=f"the mean returned by {call}", rtol=1e-5, atol=1e-6,
-                         dtype=np.float32)
+            assert_close(mean, np.float32(want), what=_("the mean returned by {call}").format(call=call),
+                         rtol=1e-5, atol=1e-6, dtype=np.float32)
 
 
 def test_old_states_stay_valid_under_jit(learner, rng):
     init, programs = _programs(learner)
     first, second = _batches(rng, 2)
-    s1, _ = _step(programs[str(len(first))], init, first, "jax.jit(update)(init_state(), batch)")
-    _, m_a = _step(programs[str(len(second))], s1, second, "jax.jit(update) on the state after one batch")
-    _, m_b = _step(programs[str(len(second))], s1, second, "jax.jit(update) on the same state again")
-    _, m_start = _step(programs[str(len(second))], init, second, "jax.jit(update)(init_state(), batch)")
-    assert_close(m_b, m_a, what="jax.jit(update) called twice on the same state and batch")
-    assert_close(m_a, np.float32(_running_means([first, second])[-1]), what="update(state_after_first_batch, "
-                 "second_batch)", rtol=1e-5)
-    assert_close(m_start, np.float32(second.astype(np.float64).mean()), what="update(init_state(), batch) after "
-                 "other updates were made", rtol=1e-5)
+    s1, __ = _step(programs[str(len(first))], init, first, "jax.jit(update)(init_state(), batch)")
+    __, m_a = _step(programs[str(len(second))], s1, second, _("jax.jit(update) on the state after one batch"))
+    __, m_b = _step(programs[str(len(second))], s1, second, _("jax.jit(update) on the same state again"))
+    __, m_start = _step(programs[str(len(second))], init, second, "jax.jit(update)(init_state(), batch)")
+    assert_close(m_b, m_a, what=_("jax.jit(update) called twice on the same state and batch"))
+    assert_close(m_a, np.float32(_running_means([first, second])[-1]), what=_("update(state_after_first_batch, "
+                                                                              "second_batch)"), rtol=1e-5)
+    assert_close(m_start, np.float32(second.astype(np.float64).mean()),
+                 what=_("update(init_state(), batch) after other updates were made"), rtol=1e-5)
 
 
 def test_update_leaves_its_state_alone(learner, rng):
@@ -121,16 +124,17 @@ def test_update_leaves_its_state_alone(learner, rng):
         same = len(before) == len(after) and all(
             np.shape(a) == np.shape(b) and np.array_equal(a, b) for a, b in zip(before, after))
         if not same:
-            fail(f"update(state, batch) #{i + 1}, called without jit (batch sizes {sizes}), changed the state it "
-                 "was given: the caller's old state is no longer what it was. Build and return a new state "
-                 "(e.g. a new dict) instead of assigning into the one passed in.")
+            fail(_("update(state, batch) #{i}, called without jit (batch sizes {sizes}), changed the state it "
+                   "was given: the caller's old state is no longer what it was. Build and return a new state "
+                   "(e.g. a new dict) instead of assigning into the one passed in.").format(i=i + 1, sizes=sizes))
     for i, (mean, want) in enumerate(zip(got["means"], _running_means(batches))):
-        assert_close(mean, np.float32(want), what=f"the mean returned by update #{i + 1} without jit "
-                     f"(batch sizes {sizes})", rtol=1e-5, atol=1e-6)
+        assert_close(mean, np.float32(want),
+                     what=_("the mean returned by update #{i} without jit (batch sizes {sizes})").format(
+                         i=i + 1, sizes=sizes), rtol=1e-5, atol=1e-6)
     a, b = got["again"]
     if not np.allclose(np.asarray(a), np.asarray(b), rtol=1e-6):
-        fail(f"update(state, batch) called twice with the same state and batch gave {a} then {b}: "
-             "update must not change anything outside its return value (a global? an attribute?).")
+        fail(_("update(state, batch) called twice with the same state and batch gave {a} then {b}: "
+               "update must not change anything outside its return value (a global? an attribute?).").format(a=a, b=b))
 
 
 def test_two_runs_from_init_state_agree(learner, rng):
@@ -140,7 +144,7 @@ def test_two_runs_from_init_state_agree(learner, rng):
     for i, (a, b) in enumerate(zip(first, second)):
         if not np.allclose(np.asarray(a), np.asarray(b), rtol=1e-6):
             fail(
-                f"Running the same {len(batches)} batches twice from init_state() gave different means at "
-                f"update #{i + 1} ({a} then {b}): the result depends on something other than the state "
-                "passed in (a global or an attribute?)."
+                _("Running the same {n} batches twice from init_state() gave different means at "
+                  "update #{i} ({a} then {b}): the result depends on something other than the state "
+                  "passed in (a global or an attribute?).").format(n=len(batches), i=i + 1, a=a, b=b)
             )
