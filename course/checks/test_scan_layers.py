@@ -29,10 +29,10 @@ from course.engine.words import N_, _, probe_said
 TIMEOUT = 120
 # What probe_stacks reports: [key, fields], worded here in the learner's language.
 PROBE_ERRORS = {
-    "not_linear": N_("StackedMLP.layers is {type}, not one (stacked) nnx.Linear"),
+    "not_linear": N_("StackedMLP.layers is {type}, not one (stacked) nnx.Linear."),
     "not_stacked": N_("StackedMLP({n_layers}, {width}).layers has kernel {kernel} and bias {bias}; expected stacked "
                       "parameters: kernel {want_kernel} and bias {want_bias} (one Linear made with nnx.vmap over "
-                      "{n_layers} keys)"),
+                      "{n_layers} keys)."),
 }
 # (width, batch) from a small fixed set and depths 2 and 6, so that the programs
 # compiled for them are reused from one check to the next; the values are drawn
@@ -124,7 +124,7 @@ def stack(learner, reference, request):
     cases = _cases(np.random.default_rng(seed))
     got = learner.probe(probe_stacks, cases, seed)
     if "error" in got:
-        fail((probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300]) + ".")
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
     n, x = cases[0][0], cases[0][1]
     key = (n, x.shape[1], x.shape[0])
     if key not in _REFERENCE_PROGRAMS:

@@ -27,9 +27,9 @@ def _batch_size(rng, n):
 
 # What the probes report: [key, fields], worded here in the learner's language.
 PROBE_ERRORS = {
-    "not_tuple": N_("ds[{i}] returned {type}, not a tuple (features, label)"),
-    "not_pair": N_("numpy_collate returned {type}, not a pair (x, y)"),
-    "not_numpy": N_("a batch from the DataLoader holds {types}, not two NumPy arrays"),
+    "not_tuple": N_("ds[{i}] returned {type}, not a tuple (features, label)."),
+    "not_pair": N_("numpy_collate returned {type}, not a pair (x, y)."),
+    "not_numpy": N_("a batch from the DataLoader holds {types}, not two NumPy arrays."),
 }
 
 
@@ -99,7 +99,7 @@ def probe_side_effects(module, x, y, batch_size, seed, global_seed):
 
 def _item_error(result):
     if "error" in result:
-        fail((probe_said(result["error"], PROBE_ERRORS) or str(result["error"])[:300]) + ".")
+        fail(probe_said(result["error"], PROBE_ERRORS) or str(result["error"])[:300])
 
 
 def test_dataset_length_and_items(learner, reference, rng):

@@ -20,7 +20,7 @@ MODEL_SIZES = [(4, 8), (9, 16)]
 BATCH_SIZES = [16, 32]
 
 # What probe_steps reports: [key, fields], worded here in the learner's language.
-PROBE_ERRORS = {"not_optimizer": N_("make_optimizer returned {type}, expected an nnx.Optimizer")}
+PROBE_ERRORS = {"not_optimizer": N_("make_optimizer returned {type}, expected an nnx.Optimizer.")}
 
 
 def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init, sgd=False):
@@ -98,7 +98,7 @@ def _run_both(learner, reference, rng, seed, n_steps, sgd=False):
     init = _init(rng, d_in, hidden)
     got, want = side_by_side(learner, reference).probe(probe_steps, d_in, hidden, seed, lr, xs, ys, init, sgd)
     if "error" in got:
-        fail((probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300]) + ".")
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
     where = _("MLP({d_in}, {hidden}), make_optimizer(model, {lr:.3g}), {n_steps} train_step call(s)").format(
         d_in=d_in, hidden=hidden, lr=lr, n_steps=n_steps)
     params = got.get("params")

@@ -34,10 +34,10 @@ HISTORY_RTOL = 2e-3
 
 # What the probes report: [key, fields], worded here in the learner's language.
 PROBE_ERRORS = {
-    "not_tuple": N_("train_titanic returned {type}, expected a tuple (model, history, orders)"),
-    "tuple_length": N_("train_titanic returned {type} of length {n}, expected a tuple (model, history, orders)"),
-    "not_module": N_("train_titanic returned {type} as the model, expected an nnx.Module"),
-    "not_dict": N_("evaluate returned {type}, expected a dict"),
+    "not_tuple": N_("train_titanic returned {type}, expected a tuple (model, history, orders)."),
+    "tuple_length": N_("train_titanic returned {type} of length {n}, expected a tuple (model, history, orders)."),
+    "not_module": N_("train_titanic returned {type} as the model, expected an nnx.Module."),
+    "not_dict": N_("evaluate returned {type}, expected a dict."),
 }
 
 
@@ -101,7 +101,7 @@ def test_evaluate_matches_reference(learner, reference, rng, seed):
     y = rng.integers(0, 2, size=n).astype(np.float32)
     got, want = side_by_side(learner, reference).probe(probe_evaluate, seed, x, y)
     if "error" in got:
-        fail((probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300]) + ".")
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
     assert_equal(sorted(got), sorted(want), what=_("the keys of evaluate(model, x {shape}, y {shape2})").format(
         shape=x.shape, shape2=y.shape))
     for key in want:
@@ -221,7 +221,7 @@ def test_training_follows_from_shuffled_adam_steps_and_generalises(learner, refe
                   seed=seed))
     got = learner.probe(probe_train, split.x_train, split.y_train, EPOCHS, BATCH_SIZE, learning_rate, seed)
     if "error" in got:
-        fail((probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300]) + ".")
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
     params = _params(got, call)
     history = got["history"]
     if not isinstance(history, list) or len(history) != EPOCHS or not all(isinstance(h, (float, np.floating)) for h in history):
