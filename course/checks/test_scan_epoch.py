@@ -206,7 +206,9 @@ def test_the_program_trains_on_the_checks_batches(both, request):
     checked = _("{what}, run by the check from a model, an Adam state and batches it drew").format(what=what)
     for name in ("1", "0/1/step", *(f"0/0/{k}" for k in PARAMS)):
         if name not in result:
-            fail(_("{checked}: it returns no {name}: the state of (model, optimizer) and the losses must come back.").format(
+            fail(_("{checked}: it returns no {name}: the state of (model, optimizer) and the losses must come "
+                   "back.").format(
+                
                 checked=checked, name=name))
     assert_close(result["1"], losses.astype(np.float32), what=f"{checked}: losses", rtol=1e-4, atol=1e-5)
     assert_equal(int(result["0/1/step"]), int(step) + n, what=_("{checked}: optimizer.step afterwards (it was "
@@ -224,8 +226,8 @@ def test_compiled_program_does_not_grow_with_the_epoch(both):
         program = read_program(g.get("program"), what=_("scan_epoch under jax.jit for xb {shape}").format(
             shape=xb.shape))
         if not program.takes(xb.shape):
-            fail(_("scan_epoch lowered for xb {shape} gave a program that takes {value}, not xb {shape}.").format(
-                shape=xb.shape, value=sorted({a.shape for a in program.args})))
+            fail(_("scan_epoch lowered for xb {shape} gave a program that takes {shapes}, not xb {shape}.").format(
+                shape=xb.shape, shapes=sorted({a.shape for a in program.args})))
         programs.append(program)
     small, large = programs
     call = _("scan_epoch lowered for xb {shape} and {shape2}").format(shape=small_xb.shape, shape2=large_xb.shape)
@@ -247,12 +249,12 @@ def test_compiled_program_does_not_grow_with_the_epoch(both):
                    shape=small_xb.shape, products=products, products_in_loops=products - in_loops,
                    ref_products=ref_products))
     if large.size > small.size * 1.25 or large.count("dot_general") > small.count("dot_general"):
-        fail(_("{call}: the program for {n_large_xb} batches has {size} operations and {large_count_dot_general} "
-               "matrix products, the one for {n_small_xb} batches {size2} and {small_count_dot_general}: the loop "
+        fail(_("{call}: the program for {large_batches} batches has {large_size} operations and {large_products} "
+               "matrix products, the one for {small_batches} batches {small_size} and {small_products}: the loop "
                "over batches is unrolled. Use jax.lax.scan (or nnx.scan) so that one step is compiled once.").format(
-                   call=call, n_large_xb=len(large_xb), size=large.size,
-                   large_count_dot_general=large.count('dot_general'), n_small_xb=len(small_xb), size2=small.size,
-                   small_count_dot_general=small.count('dot_general')))
+                   call=call, large_batches=len(large_xb), large_size=large.size,
+                   large_products=large.count('dot_general'), small_batches=len(small_xb), small_size=small.size,
+                   small_products=small.count('dot_general')))
     if large.loops < 1 or small.loops < 1:
         fail(_("{call}: the program has no loop; the batches must be walked by jax.lax.scan (or nnx.scan).").format(
             call=call))

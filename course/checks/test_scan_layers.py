@@ -138,9 +138,9 @@ def test_layers_start_out_different(stack):
         kernel = np.asarray(g["init_kernel"])
         if all(np.array_equal(kernel[0], k) for k in kernel[1:]):
             fail(
-                _("StackedMLP({n_layers}, {x_shape_1}): all {n_layers} layers have the same kernel. Give each "
+                _("StackedMLP({n_layers}, {width}): all {n_layers} layers have the same kernel. Give each "
                   "layer its own key (split the key into n_layers keys before nnx.vmap).").format(
-                      n_layers=n_layers, x_shape_1=x.shape[1])
+                      n_layers=n_layers, width=x.shape[1])
             )
 
 
@@ -152,9 +152,9 @@ def test_output_applies_every_layer_in_order(stack):
             h = np.tanh(h @ kernel[i].astype(np.float64) + bias[i])
         assert_close(
             g["out"], h.astype(np.float32),
-            what=_("StackedMLP({n_layers}, {x_shape_1})(x {shape}) under jax.jit, with stacked parameters set by "
+            what=_("StackedMLP({n_layers}, {width})(x {shape}) under jax.jit, with stacked parameters set by "
                    "the check, against tanh(x @ kernel[i] + bias[i]) for each layer in order").format(
-                       n_layers=n_layers, x_shape_1=x.shape[1], shape=x.shape),
+                       n_layers=n_layers, width=x.shape[1], shape=x.shape),
             rtol=1e-4, atol=1e-5,
         )
 
@@ -174,8 +174,8 @@ def test_the_program_applies_the_layers(stack):
     kernel = (rng.standard_normal(kernel.shape) / np.sqrt(x.shape[1])).astype(np.float32)
     bias = (0.3 * rng.standard_normal(bias.shape)).astype(np.float32)
     x = rng.standard_normal(x.shape).astype(np.float32)
-    what = _("StackedMLP({n}, {x_shape_1})(x {shape}) as the program it lowers to under jax.jit").format(
-        n=n, x_shape_1=x.shape[1], shape=x.shape)
+    what = _("StackedMLP({n}, {width})(x {shape}) as the program it lowers to under jax.jit").format(
+        n=n, width=x.shape[1], shape=x.shape)
     fresh = {"0/layers/kernel": kernel, "0/layers/bias": bias, "1": x}
     names, values = g.get("in_names"), g.get("in_values")
     if (not isinstance(names, list) or not isinstance(values, list) or len(names) != len(values)
@@ -200,8 +200,8 @@ def test_compiled_program_does_not_grow_with_depth(stack):
         except ProgramError as e:
             fail(_("StackedMLP could not be read as a compiled program: {e}.").format(e=e))
         if not program.takes((n, width, width)):
-            fail(_("StackedMLP with {n} layers gave a program whose inputs are {value}, without the stacked kernel "
-                   "({n}, {width}, {width}).").format(n=n, value=sorted({a.shape for a in program.args}), width=width))
+            fail(_("StackedMLP with {n} layers gave a program whose inputs are {shapes}, without the stacked kernel "
+                   "({n}, {width}, {width}).").format(n=n, shapes=sorted({a.shape for a in program.args}), width=width))
         programs.append(program)
     shallow, deep = programs
     width = cases[0][1].shape[1]
@@ -212,21 +212,22 @@ def test_compiled_program_does_not_grow_with_depth(stack):
         products, in_loops = matrix_products(shallow.text)
         ref_products, ref_in_loops = matrix_products(want)
     except ProgramError as e:
-        fail(_("StackedMLP with {depths_0} layers could not be read as a compiled program: {e}.").format(
-            depths_0=DEPTHS[0], e=e))
+        fail(_("StackedMLP with {n} layers could not be read as a compiled program: {e}.").format(
+            n=DEPTHS[0], e=e))
     allowed = 2 * ref_products - 1
     if products - in_loops > ref_products - ref_in_loops or products > allowed:
-        fail(_("StackedMLP({depths_0}, {width}) compiles to {products} matrix products (dot_general), "
+        fail(_("StackedMLP({n}, {width}) compiles to {products} matrix products (dot_general), "
                "{products_in_loops} of them outside any loop; a scan over the stacked layers needs {ref_products}, "
                "inside its loop: the layers are applied in an unrolled Python loop. Use nnx.scan (or jax.lax.scan) "
                "over the stacked layers, so that one layer is compiled once.").format(
-                   depths_0=DEPTHS[0], width=width, products=products, products_in_loops=products - in_loops,
+                   n=DEPTHS[0], width=width, products=products, products_in_loops=products - in_loops,
                    ref_products=ref_products))
     if deep.size > shallow.size * 1.25 or deep.count("dot_general") > shallow.count("dot_general"):
-        fail(_("StackedMLP with {depths_1} layers compiles to {size} operations and {deep_count_dot_general} "
-               "matrix products, with {depths_0} layers to {size2} and {value}: the layers are applied in an "
+        fail(_("StackedMLP with {deep_n} layers compiles to {deep_size} operations and {deep_products} "
+               "matrix products, with {shallow_n} layers to {shallow_size} and {shallow_products}: the layers are "
+               "applied in an "
                "unrolled Python loop. Use nnx.scan (or jax.lax.scan) over the stacked layers.").format(
-                   depths_1=DEPTHS[1], size=deep.size, deep_count_dot_general=deep.count('dot_general'),
-                   depths_0=DEPTHS[0], size2=shallow.size, value=shallow.count('dot_general')))
+                   deep_n=DEPTHS[1], deep_size=deep.size, deep_products=deep.count('dot_general'),
+                   shallow_n=DEPTHS[0], shallow_size=shallow.size, shallow_products=shallow.count('dot_general')))
     if deep.loops < 1 or shallow.loops < 1:
         fail(_("StackedMLP's compiled program has no loop: apply the stacked layers with nnx.scan."))

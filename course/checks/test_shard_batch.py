@@ -111,8 +111,8 @@ def both(learner, reference, request):
     if "error" in got:
         fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
     if got["n_devices"] != 4:
-        fail(_("the check expected 4 forced CPU devices but your code saw {got_n_devices}.").format(
-            got_n_devices=got['n_devices']))
+        fail(_("the check expected 4 forced CPU devices but your code saw {n_devices}.").format(
+            n_devices=got['n_devices']))
     fresh = rng.standard_normal(x.shape).astype(np.float32)  # for the forward program, drawn after it
     return x, fresh, got, want
 
@@ -140,16 +140,21 @@ def test_batch_is_split_by_rows(both):
     what = f"shard_batch(x {x.shape}, mesh)"
     program = read_program(got["layout"], what=what)
     if len(program.args) != 1 or (program.args[0].shape, program.args[0].dtype) != (x.shape, "float32"):
-        fail(_("{what}: a program lowered on the result takes {value}; expected one float32 array of shape {shape}.").format(
-            what=what, value=[(a.shape, a.dtype) for a in program.args], shape=x.shape))
+        fail(_("{what}: a program lowered on the result takes {inputs}; expected one float32 array of shape "
+               "{shape}.").format(
+            
+            what=what, inputs=[(a.shape, a.dtype) for a in program.args], shape=x.shape))
     arg = program.args[0]
-    mesh = _mesh_of_value(program, arg, f"{what}: the result")
+    mesh = _mesh_of_value(program, arg, _("{what}: the result").format(what=what))
     assert_equal(mesh, MESH, what=_("{what}: the mesh the result is placed on (axis name -> size)").format(what=what))
     expected = read_program(want["layout"], what=_("the reference layout")).args[0].sharding
     if arg.sharding != expected:
-        layout = "whole on every device" if arg.sharding and not arg.sharded_axes else f"split as {arg.sharding}"
+        layout = (_("whole on every device") if arg.sharding and not arg.sharded_axes
+                  else _("split as {sharding}").format(sharding=arg.sharding))
         fail(_("{what}: the result is {layout} (mesh axes per dimension); expected axis 0 split over \"data\" and "
-               "the other axes whole, {expected}: shard the rows with NamedSharding(mesh, PartitionSpec(\"data\")).").format(
+               "the other axes whole, {expected}: shard the rows with NamedSharding(mesh, "
+               "PartitionSpec(\"data\")).").format(
+                   
                    what=what, layout=layout, expected=expected))
     assert_equal(got["shards"], want["shards"], what=_("{what}: [device id, first row] of each shard").format(
         what=what))
@@ -181,12 +186,13 @@ def _require_split_input(program: Program, shape, call: str) -> None:
     rows = (("data",),) + ((),) * (len(shape) - 1)
     for arg in batch:
         if arg.sharding != rows or program.mesh_of(arg) != MESH:
-            laid = ("on one device" if arg.sharding is None or not program.mesh_of(arg)
-                    else "whole on every device" if not arg.sharded_axes
-                    else f"as {arg.sharding} over the mesh {program.mesh_of(arg)}")
+            laid = (_("on one device") if arg.sharding is None or not program.mesh_of(arg)
+                    else _("whole on every device") if not arg.sharded_axes
+                    else _("as {sharding} over the mesh {mesh}").format(sharding=arg.sharding,
+                                                                         mesh=program.mesh_of(arg)))
             fail(_("{call}: the compiled model takes the batch {laid}; expected each of the 4 devices to hold "
-                   "{shape_0_4} rows. Shard the batch (shard_batch) and run the model on the sharded array.").format(
-                       call=call, laid=laid, shape_0_4=shape[0] // 4))
+                   "{rows} rows. Shard the batch (shard_batch) and run the model on the sharded array.").format(
+                       call=call, laid=laid, rows=shape[0] // 4))
     for c in program.constraints:
         if c.shape[:1] == (shape[0],) and len(c.shape) == 2 and c.shape[1] != 1 and (
                 (c.sharding or ((),))[0] != ("data",) or program.mesh_of(c) != MESH):
@@ -196,9 +202,9 @@ def _require_split_input(program: Program, shape, call: str) -> None:
     # Per-device code (shard_map) names its communication: a forward pass on split rows needs none.
     moved = sorted(op.split(".", 1)[1] for op in program.ops if op in COLLECTIVES)
     if moved:
-        fail(_("{call}: the compiled model moves values between the devices ({join_moved}): it gathers rows "
+        fail(_("{call}: the compiled model moves values between the devices ({moves}): it gathers rows "
                "another device holds, so devices compute on rows that are not theirs. Each device needs only its "
-               "own rows: run the model on the sharded batch as it is.").format(call=call, join_moved=', '.join(moved)))
+               "own rows: run the model on the sharded batch as it is.").format(call=call, moves=', '.join(moved)))
 
 
 def _require_the_model(program: Program, params: dict, x: np.ndarray, call: str) -> None:
@@ -208,9 +214,9 @@ def _require_the_model(program: Program, params: dict, x: np.ndarray, call: str)
     args = []
     for a in program.args:
         if (a.shape, a.dtype) not in by_shape:
-            fail(_("{call}: the compiled model takes an input {dtype}{list_a_shape} that is neither the batch nor "
+            fail(_("{call}: the compiled model takes an input {dtype}{shape} that is neither the batch nor "
                    "a parameter of the model: pass the model and the sharded batch to the jitted function.").format(
-                       call=call, dtype=a.dtype, list_a_shape=list(a.shape)))
+                       call=call, dtype=a.dtype, shape=list(a.shape)))
         args.append(by_shape[(a.shape, a.dtype)])
     try:
         outs = run(program.text, *args, global_view=True)

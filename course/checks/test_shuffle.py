@@ -51,10 +51,12 @@ def test_each_epoch_is_a_permutation(learner, seed, rng):
             fail(_("epoch_permutation({seed}, {e}, {n}) returned {dtype} of shape {shape}; expected integers of "
                    "shape ({n},).").format(seed=seed, e=e, n=n, dtype=g.dtype, shape=g.shape))
         assert_equal(sorted(g.tolist()), list(range(n)),
-                     what=_("the sorted values of epoch_permutation({seed}, {e}, {n}) (every index 0..{n_1} once)").format(
-                         seed=seed, e=e, n=n, n_1=n - 1))
+                     what=_("the sorted values of epoch_permutation({seed}, {e}, {n}) (every index 0..{last} "
+                            "once)").format(
+                         seed=seed, e=e, n=n, last=n - 1))
         if g.tolist() == list(range(n)):
-            fail(_("epoch_permutation({seed}, {e}, {n}) is the identity order: draw a permutation from the key.").format(
+            fail(_("epoch_permutation({seed}, {e}, {n}) is the identity order: draw a permutation from the "
+                   "key.").format(
                 seed=seed, e=e, n=n))
 
 
@@ -88,7 +90,8 @@ def test_epochs_and_seeds_differ(learner, seed, rng):
     got = dict(zip(pairs, (np.asarray(p) for p in learner.probe(probe_pairs, pairs, n))))
     got.update({(seed, i): p for i, p in enumerate(perms)})
     if np.array_equal(perms[0], got[(seed + 1, 0)]):
-        fail(_("epoch_permutation gave the same order for seeds {seed} and {seed_1}: build the key from the seed.").format(
+        fail(_("epoch_permutation gave the same order for seeds {seed} and {seed_1}: build the key from the "
+               "seed.").format(
             seed=seed, seed_1=seed + 1))
     collisions = [((seed, 1), (seed + 1, 0)), ((seed, 10), (seed + 10, 0)), ((seed, 10), (seed + 1, 0)),
                   ((seed, 100), (seed + 1, 0)), ((seed, 1000), (seed + 1, 0)), ((seed, 1), (seed + 1000, 0))]
@@ -118,5 +121,5 @@ def test_shuffle_epoch_keeps_pairs(learner, seed, rng):
     assert_close(out[0], x[perm], what=_("{call}: x_shuffled, against x[epoch_permutation(...)]").format(call=call))
     assert_close(out[1], y[perm], what=_("{call}: y_shuffled, against y[epoch_permutation(...)]").format(call=call))
     if sorted(perm.tolist()) != list(range(n)):
-        fail(_("{call}: epoch_permutation({seed}, {epoch}, {n}) is not a permutation of 0..{n_1}.").format(
-            call=call, seed=seed, epoch=epoch, n=n, n_1=n - 1))
+        fail(_("{call}: epoch_permutation({seed}, {epoch}, {n}) is not a permutation of 0..{last}.").format(
+            call=call, seed=seed, epoch=epoch, n=n, last=n - 1))

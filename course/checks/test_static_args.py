@@ -77,8 +77,8 @@ def test_one_hot_is_jitted_with_num_classes_static(learner, rng):
             n = 9
             program = _program(learner, "one_hot", (n,), "int32", "num_classes", num_classes, by_keyword)
             labels = rng.integers(0, num_classes, size=n).astype(np.int32)
-            call = _("one_hot(labels, {value}{num_classes}) for labels of shape ({n},)").format(
-                value='num_classes=' if by_keyword else '', num_classes=num_classes, n=n)
+            call = _("one_hot(labels, {keyword}{num_classes}) for labels of shape ({n},)").format(
+                keyword='num_classes=' if by_keyword else '', num_classes=num_classes, n=n)
             out = run_lowered(program, [labels], what=call)
             if len(out) != 1:
                 fail(_("{call} returns {n_out} arrays; expected one.").format(call=call, n_out=len(out)))
@@ -90,8 +90,8 @@ def test_pad_batch_is_jitted_with_batch_size_static(learner, rng):
         for n in ROWS:
             program = _program(learner, "pad_batch", (n, FEATURES), "float32", "batch_size", batch_size, by_keyword)
             x = rng.standard_normal((n, FEATURES)).astype(np.float32)
-            call = _("pad_batch(x, {value}{batch_size}) with x of shape {shape}").format(
-                value='batch_size=' if by_keyword else '', batch_size=batch_size, shape=x.shape)
+            call = _("pad_batch(x, {keyword}{batch_size}) with x of shape {shape}").format(
+                keyword='batch_size=' if by_keyword else '', batch_size=batch_size, shape=x.shape)
             out = run_lowered(program, [x], what=call)
             if len(out) != 2:
                 fail(_("{call} must return a pair (padded, mask), got {n_out} arrays.").format(
@@ -109,8 +109,8 @@ def test_calls_positionally_and_by_keyword(learner, rng):
         assert_close(learner.probe(probe_call, "one_hot", labels, "num_classes", k, by_keyword),
                      _one_hot(labels, k), what=call, dtype=np.float32)
         x = rng.standard_normal((ROWS[int(rng.integers(len(ROWS)))], FEATURES)).astype(np.float32)
-        call = _("pad_batch(x, {value}{batch_size}) with x of shape {shape}").format(
-            value='batch_size=' if by_keyword else '', batch_size=batch_size, shape=x.shape)
+        call = _("pad_batch(x, {keyword}{batch_size}) with x of shape {shape}").format(
+            keyword='batch_size=' if by_keyword else '', batch_size=batch_size, shape=x.shape)
         got = learner.probe(probe_call, "pad_batch", x, "batch_size", batch_size, by_keyword)
         if not isinstance(got, list) or len(got) != 2:
             fail(_("{call} must return a pair (padded, mask), got {type}.").format(

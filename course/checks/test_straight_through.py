@@ -97,16 +97,16 @@ def test_programs_run_here_on_fresh_inputs(learner, rng):
     x.flat[0] = 2 * rng.integers(0, 3) + 0.5  # 0.5, 2.5 or 4.5: down to the even number
     x = x.astype(np.float32)
     if not isinstance(texts, list) or len(texts) != 2:
-        fail(_("the check could not lower round_ste for x {tuple_shape} (got {type}).").format(
-            tuple_shape=tuple(shape), type=type(texts).__name__))
+        fail(_("the check could not lower round_ste for x {shape} (got {type}).").format(
+            shape=tuple(shape), type=type(texts).__name__))
     try:
         (value,) = run(texts[0], x)
         (grad,) = run(texts[1], x, w)
     except (ProgramError, ValueError) as e:
-        fail(_("round_ste, lowered for x {tuple_shape}, could not be run by the check: {e}.").format(
-            tuple_shape=tuple(shape), e=e))
-    assert_close(value, np.round(x), what=_("round_ste(x) for x {tuple_shape}, run by the check (exact halves such "
+        fail(_("round_ste, lowered for x {shape}, could not be run by the check: {e}.").format(
+            shape=tuple(shape), e=e))
+    assert_close(value, np.round(x), what=_("round_ste(x) for x {shape}, run by the check (exact halves such "
                                             "as 2.5 go to the even neighbour, like jnp.round)").format(
-                                                tuple_shape=tuple(shape)), rtol=0, atol=1e-5)
-    assert_close(grad, w, what=_("jax.grad(lambda v, w: sum(w * round_ste(v))) for x {tuple_shape}, run by the "
-                                 "check (should be w)").format(tuple_shape=tuple(shape)), rtol=1e-6, atol=1e-7)
+                                                shape=tuple(shape)), rtol=0, atol=1e-5)
+    assert_close(grad, w, what=_("jax.grad(lambda v, w: sum(w * round_ste(v))) for x {shape}, run by the "
+                                 "check (should be w)").format(shape=tuple(shape)), rtol=1e-6, atol=1e-7)

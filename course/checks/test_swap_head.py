@@ -139,8 +139,8 @@ def _param_roles(paths, n_args, call):
                    "Do not change its layers.").format(call=call, path=path[:120]))
         roles.append((m.group(1), m.group(2)))
     if sorted(roles) != sorted((layer, n) for layer in LAYERS for n in ("kernel", "bias")):
-        fail(_("{call}: the model's parameters are {value}; expected a kernel and a bias for each of layer1, "
-               "layer2 and head.").format(call=call, value=sorted('.'.join(r) for r in roles)))
+        fail(_("{call}: the model's parameters are {params}; expected a kernel and a bias for each of layer1, "
+               "layer2 and head.").format(call=call, params=sorted('.'.join(r) for r in roles)))
     return roles
 
 
@@ -157,8 +157,9 @@ def _layers(params, x):
     h1 = np.maximum(pre1, 0)
     pre2 = h1 @ p["layer2", "kernel"] + p["layer2", "bias"]
     h2 = np.maximum(pre2, 0)
-    return {"layer1 before its ReLU": pre1, "layer1": h1, "layer2 before its ReLU": pre2, "layer2": h2,
-            "the head (the logits)": h2 @ p["head", "kernel"] + p["head", "bias"]}
+    # Keyed by the words a message names them with (translated where shown).
+    return {N_("layer1 before its ReLU"): pre1, "layer1": h1, N_("layer2 before its ReLU"): pre2, "layer2": h2,
+            N_("the head (the logits)"): h2 @ p["head", "kernel"] + p["head", "bias"]}
 
 
 def _which(got, layers):
@@ -171,15 +172,15 @@ def _which(got, layers):
 def _judge_features(got_feats, layers, what):
     want = layers["layer2"]
     if np.shape(got_feats) != want.shape:
-        fail(_("{what}: the activations have shape {np_shape_got_feats}; layer2's, after its ReLU, are {shape}. "
+        fail(_("{what}: the activations have shape {got_shape}; layer2's, after its ReLU, are {shape}. "
                "Sow x right after x = nnx.relu(self.layer2(x)).").format(
-                   what=what, np_shape_got_feats=np.shape(got_feats), shape=want.shape))
+                   what=what, got_shape=np.shape(got_feats), shape=want.shape))
     if np.allclose(got_feats, want, rtol=1e-4, atol=1e-5):
         return
     other = _which(got_feats, layers)
     if other:
         fail(_("{what}: these are the activations of {other}; the exercise asks for layer2's, after its ReLU. Sow "
-               "x right after x = nnx.relu(self.layer2(x)).").format(what=what, other=other))
+               "x right after x = nnx.relu(self.layer2(x)).").format(what=what, other=_(other)))
     diff = float(np.max(np.abs(np.asarray(got_feats, np.float64) - want)))
     fail(_("{what}: the activations differ from layer2's (after its ReLU), computed here from the same parameters, "
            "by up to {diff:.3g}.").format(what=what, diff=diff))
@@ -196,13 +197,14 @@ def test_the_model_sows_layer2(run, rng):
         fail(_("{call}: the model sows nothing. In Net.__call__, self.sow(nnx.Intermediate, 'features', x) after "
                "layer2's ReLU.").format(call=call))
     if len(names) != 1 or not str(names[0]).startswith("['features']") or len(program.results) != 1:
-        fail(_("{call}: the model sows {value}; expected one value, named 'features' (self.sow(nnx.Intermediate, "
-               "'features', x), once per call).").format(call=call, value=[str(n)[:60] for n in names][:5]))
+        fail(_("{call}: the model sows {names}; expected one value, named 'features' (self.sow(nnx.Intermediate, "
+               "'features', x), once per call).").format(call=call, names=[str(n)[:60] for n in names][:5]))
     params = _draw_params(rng, d, h, n_old)
     x = rng.standard_normal((batch, d)).astype(np.float32)
     (value,) = run_lowered(got["sown"], [*(params[r] for r in roles), x],
                            what=_("{call}, run here on parameters and x drawn here").format(call=call))
-    _judge_features(value, _layers(params, x), f"{call}, run here on parameters and x drawn here: what it sows")
+    _judge_features(value, _layers(params, x),
+                    _("{call}, run here on parameters and x drawn here: what it sows").format(call=call))
 
 
 def test_features_under_jit_runs_here(run, rng):
@@ -223,7 +225,7 @@ def test_features_under_jit_runs_here(run, rng):
     if np.shape(logits) != want.shape or not np.allclose(logits, want, rtol=1e-4, atol=1e-5):
         fail(_("{what}: the first result is not the model's logits ({shape}); return (logits, activations).").format(
             what=what, shape=want.shape))
-    _judge_features(feats, layers, f"{what}: the second result")
+    _judge_features(feats, layers, _("{what}: the second result").format(what=what))
 
 
 def _train_roles(got, program, call):
@@ -245,16 +247,16 @@ def _train_roles(got, program, call):
                    "wrt=<the head's parameters>).").format(call=call, path=path[:120]))
     trained = sorted({".".join(r[1:]) for r in roles if r[0] in ("mu", "nu") and r[1] != "head"})
     if trained:
-        fail(_("{call}: the optimizer keeps Adam state for {join_trained}: it trains the whole model. Only the "
+        fail(_("{call}: the optimizer keeps Adam state for {trained}: it trains the whole model. Only the "
                "head is fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).").format(
-                   call=call, join_trained=', '.join(trained)))
+                   call=call, trained=', '.join(trained)))
     if not any(r[0] == "mu" for r in roles):
         fail(_("{call}: the optimizer keeps no Adam moments for the head; expected optax.adam(lr) over the head's "
                "parameters.").format(call=call))
     if sorted(r[1:] for r in roles if r[0] == "param") != sorted((l, n) for l in LAYERS for n in ("kernel", "bias")):
-        fail(_("{call}: the model's parameters are {value}; expected layer1, layer2 and head (swap the head by "
+        fail(_("{call}: the model's parameters are {params}; expected layer1, layer2 and head (swap the head by "
                "assigning model.head).").format(
-                   call=call, value=sorted('.'.join(r[1:]) for r in roles if r[0] == 'param')))
+                   call=call, params=sorted('.'.join(r[1:]) for r in roles if r[0] == 'param')))
     return roles
 
 
@@ -272,8 +274,9 @@ def test_only_the_new_head_trains(run, rng):
                       "model.head = ....").format(shape=tuple(moments[0][1]), h=h, n_new=n_new))
         trained = sorted({f"{m.group(2)}.{m.group(3)}" for p in shapes if (m := _MOMENT.match(p)) and m.group(2) != "head"})
         if trained:
-            hint += (f" The optimizer keeps Adam state for {', '.join(trained)}: it trains the whole model. Only the "
-                     "head is fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).")
+            hint += _(" The optimizer keeps Adam state for {trained}: it trains the whole model. Only the head is "
+                      "fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).").format(
+                          trained=", ".join(trained))
         # Diagnosis only: these paths are the child's word, and the verdict (a fail) does not rest on them.
         fail(_("{call}: the step could not be lowered: {error}.{hint}").format(
             call=call, error=str(got['train_error'])[:300], hint=hint))
@@ -281,9 +284,9 @@ def test_only_the_new_head_trains(run, rng):
     roles = _train_roles(got, program, call)
     for value, role in zip(program.args, roles):
         if role[0] in ("mu", "nu") and role[2] == "kernel" and value.shape != (h, n_new):
-            fail(_("{call}: Adam's {role_0} for head.kernel has shape {shape}; the new head is ({h}, {n_new}). The "
+            fail(_("{call}: Adam's {moment} for head.kernel has shape {shape}; the new head is ({h}, {n_new}). The "
                    "optimizer was built for the old head: build it after the swap.").format(
-                       call=call, role_0=role[0], shape=value.shape, h=h, n_new=n_new))
+                       call=call, moment=role[0], shape=value.shape, h=h, n_new=n_new))
         if role[:2] == ("param", "head") and role[2] == "kernel" and value.shape != (h, n_new):
             fail(_("{call}: head.kernel has shape {shape}; the new head is nnx.Linear({h}, {n_new}).").format(
                 call=call, shape=value.shape, h=h, n_new=n_new))
@@ -312,8 +315,8 @@ def test_only_the_new_head_trains(run, rng):
 
     body = {k: v.copy() for k, v in params.items() if k[0] != "head"}
     for s, (x, y) in enumerate(batches):
-        what = _("{call}, run here on step {s_1} of {STEPS} (parameters, Adam state and data drawn here)").format(
-            call=call, s_1=s + 1, STEPS=STEPS)
+        what = _("{call}, run here on step {step} of {steps} (parameters, Adam state and data drawn here)").format(
+            call=call, step=s + 1, steps=STEPS)
         outs = run_lowered(got["train"], [*inputs(), x, y], what=what)
         loss, state = outs[0], outs[1:]
         # The reference: softmax cross-entropy of the head on layer2's activations, Adam on the head only.
@@ -342,15 +345,15 @@ def test_only_the_new_head_trains(run, rng):
             key = role[1:]
             if key[0] != "head":
                 if not np.array_equal(value, body[key]):
-                    fail(_("{what}: {join_key} changed; only the new head is fine-tuned. Take the gradients for "
+                    fail(_("{what}: {param} changed; only the new head is fine-tuned. Take the gradients for "
                            "the head only (nnx.value_and_grad(loss_fn, argnums=nnx.DiffState(0, HEAD))) and give "
-                           "the optimizer wrt=HEAD.").format(what=what, join_key='.'.join(key)))
+                           "the optimizer wrt=HEAD.").format(what=what, param='.'.join(key)))
             elif np.shape(value) != new[key].shape or not np.allclose(value, new[key], rtol=1e-4, atol=1e-5):
                 diff = float(np.max(np.abs(np.asarray(value, np.float64) - new[key]))) \
                     if np.shape(value) == new[key].shape else float("nan")
-                fail(_("{what}: {join_key} after the update differs from an Adam step on the head's gradients by "
+                fail(_("{what}: {param} after the update differs from an Adam step on the head's gradients by "
                        "up to {diff:.3g}. Update with optimizer.update(model, grads), the gradients of the mean "
-                       "cross-entropy.").format(what=what, join_key='.'.join(key), diff=diff))
+                       "cross-entropy.").format(what=what, param='.'.join(key), diff=diff))
         # The next step starts from the program's own state, as a training loop would.
         for value, role in zip(state, roles):
             if role[0] == "param":
@@ -369,13 +372,13 @@ def test_the_swapped_model_runs_here(run, rng):
     what = _("{call}, run here on parameters and x drawn here").format(call=call)
     for value, role in zip(program.args, roles):
         if value.shape != params[role].shape:
-            fail(_("{what}: {join_role} has shape {shape}; expected {shape2} (a new head: nnx.Linear({h}, "
+            fail(_("{what}: {param} has shape {shape}; expected {shape2} (a new head: nnx.Linear({h}, "
                    "{n_new})).").format(
-                       what=what, join_role='.'.join(role), shape=value.shape, shape2=params[role].shape, h=h,
+                       what=what, param='.'.join(role), shape=value.shape, shape2=params[role].shape, h=h,
                        n_new=n_new))
     (logits,) = run_lowered(got["forward"], [*(params[r] for r in roles), x], what=what)
     want = _layers(params, x)["the head (the logits)"]
     if np.shape(logits) != want.shape or not np.allclose(logits, want, rtol=1e-4, atol=1e-5):
-        fail(_("{what}: the logits (shape {np_shape_logits}) differ from layer1, layer2 and the new head computed "
+        fail(_("{what}: the logits (shape {got_shape}) differ from layer1, layer2 and the new head computed "
                "here (shape {shape}). Assign the new layer to model.head, the attribute Net.__call__ uses.").format(
-                   what=what, np_shape_logits=np.shape(logits), shape=want.shape))
+                   what=what, got_shape=np.shape(logits), shape=want.shape))

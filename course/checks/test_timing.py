@@ -112,7 +112,8 @@ def test_calls_and_results(learner, rng):
     if not got["args_ok"]:
         fail(_("{call} did not call fn(1, 2) every time: pass *args through.").format(call=call))
     if len(times) != repeats:
-        fail(_("{call}['times'] should be a list of {repeats} timings (the first call excluded), got {n_times}.").format(
+        fail(_("{call}['times'] should be a list of {repeats} timings (the first call excluded), got "
+               "{n_times}.").format(
             call=call, repeats=repeats, n_times=len(times)))
     if got["blocked"] != list(range(1 + repeats)):
         fail(_("{call} waited (block_until_ready) for the results of calls {got_blocked} of "
@@ -145,9 +146,9 @@ def test_timings_are_measured_around_the_wait(learner, rng):
         fail(_("{call}['times'] should hold {repeats} timings, got {n_times}.").format(
             call=call, repeats=repeats, n_times=len(times)))
     if first < first_s + ready_s[0] * n_results:
-        fail(_("{call}: first_s is {first:.4f} s, but the first call takes at least {value:.4f} s (its compilation "
+        fail(_("{call}: first_s is {first:.4f} s, but the first call takes at least {least:.4f} s (its compilation "
                "and its result). Time the first call itself, from before the call until jax.block_until_ready(out) "
-               "returns.").format(call=call, first=first, value=first_s + ready_s[0] * n_results))
+               "returns.").format(call=call, first=first, least=first_s + ready_s[0] * n_results))
     for i, t in enumerate(times):
         need = ready_s[i + 1] * n_results
         if t < need:
@@ -155,9 +156,9 @@ def test_timings_are_measured_around_the_wait(learner, rng):
                    "Read the clock after jax.block_until_ready(out), which waits for every array of a tuple or "
                    "dict.").format(call=call, i=i, t=t, need=need))
     if first + sum(times) > wall:
-        fail(_("{call}: the timings add up to {first_sum_times:.3f} s, more than the {wall:.3f} s the whole call "
+        fail(_("{call}: the timings add up to {total:.3f} s, more than the {wall:.3f} s the whole call "
                "took. Report the times you measure with time.perf_counter().").format(
-                   call=call, first_sum_times=first + sum(times), wall=wall))
+                   call=call, total=first + sum(times), wall=wall))
     _check_median(call, median, times)
 
 
@@ -171,6 +172,6 @@ def test_real_jitted_function(learner):
         fail(_("{call} returned {out!r:.300}; expected 3 positive times and a positive first_s.").format(
             call=call, out=out))
     if first + sum(times) > wall:
-        fail(_("{call}: the timings add up to {first_sum_times:.3f} s, more than the {wall:.3f} s the whole call "
+        fail(_("{call}: the timings add up to {total:.3f} s, more than the {wall:.3f} s the whole call "
                "took. Report the times you measure with time.perf_counter().").format(
-                   call=call, first_sum_times=first + sum(times), wall=wall))
+                   call=call, total=first + sum(times), wall=wall))

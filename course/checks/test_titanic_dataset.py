@@ -112,7 +112,7 @@ def test_dataset_length_and_items(learner, reference, rng):
     for i, g, w in zip(indices, got["items"], want["items"]):
         what = _("TitanicDataset(x, y)[{i}] with x of shape {shape}").format(i=i, shape=x.shape)
         if g["types"] != w["types"]:
-            fail(_("{what}: expected a pair of NumPy arrays, got {g_types}.").format(what=what, g_types=g['types']))
+            fail(_("{what}: expected a pair of NumPy arrays, got {types}.").format(what=what, types=g['types']))
         for part, gv, wv in zip(("features", "label"), g["values"], w["values"]):
             if gv.dtype != wv.dtype:
                 fail(_("{what}: the {part} have dtype {dtype}, expected {dtype2} (convert in __init__).").format(
@@ -123,8 +123,8 @@ def test_dataset_length_and_items(learner, reference, rng):
 def test_collate_stacks_into_numpy_batches(learner, reference, rng):
     x, y = _data(rng, 3, 12)
     got, want = side_by_side(learner, reference).probe(probe_collate, x, y)
-    what = _("numpy_collate on a list of {n_x} samples of {x_shape_1} features").format(
-        n_x=len(x), x_shape_1=x.shape[1])
+    what = _("numpy_collate on a list of {n} samples of {n_features} features").format(
+        n=len(x), n_features=x.shape[1])
     _item_error(got)
     if got["types"] != want["types"]:
         fail(_("{what}: expected two NumPy arrays (x, y), got {got_types}. The default collate makes torch "
@@ -142,7 +142,9 @@ def test_dataloader_batches_are_seeded_numpy(learner, reference, rng, seed):
     got, want = side_by_side(learner, reference).probe(probe_loader, x, y, batch_size, seed)
     _item_error(got)
     what = (_("DataLoader(TitanicDataset(x, y), batch_size={batch_size}, shuffle=True, "
-              "generator=torch.Generator().manual_seed(seed), collate_fn=numpy_collate) with x of shape {shape}").format(
+              "generator=torch.Generator().manual_seed(seed), collate_fn=numpy_collate) with x of shape "
+              "{shape}").format(
+                  
                   batch_size=batch_size, shape=x.shape))
     if len(got["batches"]) != len(want["batches"]):
         fail(_("{what}: expected {n_want_batches} batches, got {n_got_batches}.").format(
@@ -212,11 +214,11 @@ def test_numpy_batches_cover_every_row_once_in_seeded_order(learner, rng, seed):
             fail(_("{what}: batch {k} has {rows} rows, expected {expected_rows}.").format(
                 what=what, k=k, rows=rows, expected_rows=expected_rows))
         if xb.dtype != np.float32 or not isinstance(yb, np.ndarray) or yb.dtype != np.float32:
-            fail(_("{what}: batch {k} has dtypes {dtype}/{value}, expected float32/float32.").format(
-                what=what, k=k, dtype=xb.dtype, value=getattr(yb, 'dtype', type(yb).__name__)))
+            fail(_("{what}: batch {k} has dtypes {x_dtype}/{y_dtype}, expected float32/float32.").format(
+                what=what, k=k, x_dtype=xb.dtype, y_dtype=getattr(yb, 'dtype', type(yb).__name__)))
         if yb.shape != (rows, 1):
-            fail(_("{what}: batch {k} labels have shape {shape}, expected {rows_1}.").format(
-                what=what, k=k, shape=yb.shape, rows_1=(rows, 1)))
+            fail(_("{what}: batch {k} labels have shape {shape}, expected {expected}.").format(
+                what=what, k=k, shape=yb.shape, expected=(rows, 1)))
         start = sum(len(b[0]) for b in batches[:k])
         want_y = y32[order[start:start + rows]].reshape(-1, 1)
         assert_close(yb, want_y, what=_("{what}: batch {k} labels (each label must stay with its row)").format(

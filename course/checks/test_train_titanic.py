@@ -139,17 +139,18 @@ def _params(got, call):
 
 def _batches(orders, n, epochs, batch_size, call):
     if not isinstance(orders, list) or len(orders) != epochs:
+        if isinstance(orders, list):
+            fail(_("{call}: orders should be a list of {epochs} arrays (the row order of each epoch), got "
+                   "{type} of length {n}.").format(call=call, epochs=epochs, type=type(orders).__name__, n=len(orders)))
         fail(_("{call}: orders should be a list of {epochs} arrays (the row order of each epoch), got "
-               "{type}{value}.").format(
-                   call=call, epochs=epochs, type=type(orders).__name__,
-                   value=' of length %d' % len(orders) if isinstance(orders, list) else ''))
+               "{type}.").format(call=call, epochs=epochs, type=type(orders).__name__))
     rows = np.arange(n)
     for e, order in enumerate(orders):
         if not isinstance(order, np.ndarray) or order.ndim != 1 or order.dtype.kind not in "iu" \
                 or order.shape[0] != n or not np.array_equal(np.sort(order), rows):
-            fail(_("{call}: orders[{e}] is not a permutation of the {n} row indices ({value}, shape "
+            fail(_("{call}: orders[{e}] is not a permutation of the {n} row indices ({dtype}, shape "
                    "{shape}).").format(
-                       call=call, e=e, n=n, value=getattr(order, 'dtype', type(order).__name__),
+                       call=call, e=e, n=n, dtype=getattr(order, 'dtype', type(order).__name__),
                        shape=getattr(order, 'shape', '?')))
     if all(np.array_equal(o, rows) for o in orders):
         fail(_("{call}: every epoch visits the rows in file order: the data is never shuffled. Draw a permutation "
@@ -250,11 +251,11 @@ def test_training_follows_from_shuffled_adam_steps_and_generalises(learner, refe
     if not (np.allclose(history, means, rtol=HISTORY_RTOL, atol=1e-5)
             or np.allclose(history, weighted, rtol=HISTORY_RTOL, atol=1e-5)):
         sums = [float(np.sum(l)) for l in losses]
-        hint = (" It looks like the sum of the batch losses: divide by the number of batches."
+        hint = (_(" It looks like the sum of the batch losses: divide by the number of batches.")
                 if np.allclose(history, sums, rtol=HISTORY_RTOL) else "")
-        fail(_("{call}: history {value}... is not the mean training loss of each epoch (a replay of your batches "
-               "gives {value2}...).{hint}").format(
-                   call=call, value=[round(h, 4) for h in history[:4]], value2=[round(m, 4) for m in means[:4]],
+        fail(_("{call}: history {history}... is not the mean training loss of each epoch (a replay of your batches "
+               "gives {replay}...).{hint}").format(
+                   call=call, history=[round(h, 4) for h in history[:4]], replay=[round(m, 4) for m in means[:4]],
                    hint=hint))
     logits = _forward(params, split.x_test)
     if logits.shape != (split.n_test,) or not np.all(np.isfinite(logits)):

@@ -218,7 +218,8 @@ class LearnerProcess:
         while isinstance(reply, dict) and "pause" in reply:
             name = reply["pause"]
             if not isinstance(name, str) or name not in waits:
-                self._die(LearnerFailure("crash", _("the process for your code asked for an unknown wait {during}.").format(
+                self._die(LearnerFailure("crash", _("the process for your code asked for an unknown wait "
+                                                    "{during}.").format(
                     during=during)))
             time.sleep(max(0.0, min(waits.pop(name), deadline - time.monotonic())))
             resumed = json.dumps({"resumed": name}).encode()
@@ -257,7 +258,8 @@ class LearnerProcess:
         try:
             return read_json(body)
         except DecodeError as e:
-            self._die(LearnerFailure("crash", _("the process for your code sent an unreadable reply {during} ({e}).").format(
+            self._die(LearnerFailure("crash", _("the process for your code sent an unreadable reply {during} "
+                                                "({e}).").format(
                 during=during, e=e)))
 
     def _read_exact(self, n: int, deadline: float, during: str) -> bytes:
