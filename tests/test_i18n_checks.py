@@ -21,7 +21,7 @@ from rich.console import Console
 from course import i18n
 from course.cli import main
 from course.engine import server
-from course.engine.words import CHILD_PHRASES, render, say
+from course.engine.words import CHILD_PHRASES, probe_said, render, say
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
@@ -239,6 +239,30 @@ def test_the_parent_builds_only_known_phrases_and_shows_fields_as_text():
     assert render([deep]) is None
     assert render("not a list") is None and render([3]) is None
 
+
+
+def test_a_probes_error_is_worded_here_from_the_checks_own_phrases():
+    """A probe, which runs in the learner's process, names one of its check's PROBE_ERRORS
+    and sends the fields; the check words it in the learner's language."""
+    from course.checks.test_train_titanic import PROBE_ERRORS
+
+    said = ["tuple_length", {"type": "tuple", "n": 2}]
+    try:
+        i18n.set_language("ja")
+        assert probe_said(said, PROBE_ERRORS) == ("train_titanic は長さ 2 の tuple を返しました。"
+                                                  "期待されるのはタプル (model, history, orders) です。")
+        assert probe_said(["not_dict", {"type": "{0.__class__}"}], PROBE_ERRORS).startswith(
+            "evaluate は {0.__class__} を返しました。")  # a field is shown as text, never formatted
+    finally:
+        i18n.set_language("en")
+    assert probe_said(said, PROBE_ERRORS) == ("train_titanic returned tuple of length 2, expected a tuple "
+                                              "(model, history, orders).")
+    # Anything else is refused, and the check shows what came back as it is.
+    assert probe_said(["{type.__class__}", {"type": "x"}], PROBE_ERRORS) is None
+    assert probe_said(["tuple_length", {"type": "tuple"}], PROBE_ERRORS) is None  # a field missing
+    assert probe_said(["tuple_length", {"type": "tuple", "n": True}], PROBE_ERRORS) is None
+    assert probe_said(["tuple_length", {"type": ["x"], "n": 2}], PROBE_ERRORS) is None
+    assert probe_said("train_titanic returned a list", PROBE_ERRORS) is None
 
 # -- doctor ----------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_equal, assert_tree_close, fail, side_by_side
 from course.engine.evidence import bce_with_logits, read_program, run_lowered
 from course.engine.programs import ProgramError, matrix_products
+from course.engine.words import _
 
 TIMEOUT = 120
 
@@ -149,17 +150,21 @@ def both(learner, reference, request):
     epochs, hidden, lr = _epochs(np.random.default_rng(seed))
     got, want = side_by_side(learner, reference).probe(probe_epochs, epochs, hidden, lr, seed)
     if not isinstance(got, list) or len(got) != len(LENGTHS):
-        fail(f"the check could not run scan_epoch under jax.jit (got {type(got).__name__}).")
+        fail(_("the check could not run scan_epoch under jax.jit (got {type}).").format(
+            type=type(got).__name__))
     return epochs, lr, got, want
 
 
 def test_epoch_equals_the_step_by_step_loop(both):
     epochs, lr, got, want = both
     for (xb, yb), g, w in zip(epochs, got, want):
-        call = f"scan_epoch(model, Adam({lr}), xb {xb.shape}, yb {yb.shape}) under jax.jit"
+        call = _("scan_epoch(model, Adam({lr}), xb {shape}, yb {shape2}) under jax.jit").format(
+            lr=lr, shape=xb.shape, shape2=yb.shape)
         assert_close(g["losses"], w["losses"], what=f"{call}: losses", rtol=1e-4, atol=1e-5)
-        assert_equal(g["step"], w["step"], what=f"{call}: optimizer.step afterwards (one update per batch)")
-        assert_tree_close(g["params"], w["params"], what=f"{call}: parameters afterwards", rtol=1e-4, atol=1e-5)
+        assert_equal(g["step"], w["step"], what=_("{call}: optimizer.step afterwards (one update per batch)").format(
+            call=call))
+        assert_tree_close(g["params"], w["params"], what=_("{call}: parameters afterwards").format(
+            call=call), rtol=1e-4, atol=1e-5)
 
 
 def test_the_program_trains_on_the_checks_batches(both, request):
@@ -168,9 +173,9 @@ def test_the_program_trains_on_the_checks_batches(both, request):
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
     xb, yb = epochs[0]
     g = got[0]
-    (n, _, d), hidden = xb.shape, int(np.asarray(want[0]["params"]["l1"]["bias"]).shape[0])
+    (n, __, d), hidden = xb.shape, int(np.asarray(want[0]["params"]["l1"]["bias"]).shape[0])
     rng = np.random.default_rng([seed, 1])
-    for _ in range(100):
+    for __ in range(100):
         # Drawn again until no hidden unit comes within 1e-3 of ReLU's kink, where float32 and float64
         # could take different sides: the comparison below is then never a coin toss.
         params, mu, nu, count, step = _fresh_state(rng, d, hidden)
@@ -179,7 +184,8 @@ def test_the_program_trains_on_the_checks_batches(both, request):
         losses, trained, margin = _adam_epoch_in_numpy(params, mu, nu, count, xb, yb, lr)
         if margin > 1e-3:
             break
-    what = f"scan_epoch(model, Adam({lr}), xb {xb.shape}, yb {yb.shape}) as the program it lowers to under jax.jit"
+    what = _("scan_epoch(model, Adam({lr}), xb {shape}, yb {shape2}) as the program it lowers to under jax.jit").format(
+        lr=lr, shape=xb.shape, shape2=yb.shape)
     fresh = {"0/1/step": step, "1": xb, "2": yb}
     for k in PARAMS:
         fresh[f"0/0/{k}"] = params[k]
@@ -188,36 +194,43 @@ def test_the_program_trains_on_the_checks_batches(both, request):
     fresh["0/1/opt_state/0/count"] = count
     in_names, out_names = g.get("in_names"), g.get("out_names")
     if not isinstance(in_names, list) or sorted(in_names) != sorted(fresh):
-        fail(f"{what} takes the inputs {in_names}, not the model's and the optimizer's state, xb and yb.")
+        fail(_("{what} takes the inputs {in_names}, not the model's and the optimizer's state, xb and yb.").format(
+            what=what, in_names=in_names))
     read_program(g.get("program"), what=what)
     outs = run_lowered(g["program"], [fresh[name] for name in in_names], what=what)
     if not isinstance(out_names, list) or len(out_names) != len(outs):
-        fail(f"{what} returns {len(outs)} arrays where the check's function returned {len(out_names or [])}: "
-             "the program jax.jit compiles must be the one that computes your results.")
+        fail(_("{what} returns {n_outs} arrays where the check's function returned {n_want}: the program "
+               "jax.jit compiles must be the one that computes your results.").format(
+                   what=what, n_outs=len(outs), n_want=len(out_names or [])))
     result = dict(zip(out_names, outs))
-    checked = f"{what}, run by the check from a model, an Adam state and batches it drew"
+    checked = _("{what}, run by the check from a model, an Adam state and batches it drew").format(what=what)
     for name in ("1", "0/1/step", *(f"0/0/{k}" for k in PARAMS)):
         if name not in result:
-            fail(f"{checked}: it returns no {name}: the state of (model, optimizer) and the losses must come back.")
+            fail(_("{checked}: it returns no {name}: the state of (model, optimizer) and the losses must come "
+                   "back.").format(
+                
+                checked=checked, name=name))
     assert_close(result["1"], losses.astype(np.float32), what=f"{checked}: losses", rtol=1e-4, atol=1e-5)
-    assert_equal(int(result["0/1/step"]), int(step) + n, what=f"{checked}: optimizer.step afterwards (it was {step})")
+    assert_equal(int(result["0/1/step"]), int(step) + n, what=_("{checked}: optimizer.step afterwards (it was "
+                                                                "{step})").format(checked=checked, step=step))
     for k in PARAMS:
         assert_close(result[f"0/0/{k}"], trained[k].astype(np.float32),
                      what=f"{checked}: {k.replace('/', '.')} afterwards", rtol=1e-4, atol=1e-5)
 
 
 def test_compiled_program_does_not_grow_with_the_epoch(both):
-    epochs, _, got, want = both
-    (small_xb, _), (large_xb, _) = epochs
+    epochs, __, got, want = both
+    (small_xb, __), (large_xb, __) = epochs
     programs = []
     for xb, g in zip((small_xb, large_xb), got):
-        program = read_program(g.get("program"), what=f"scan_epoch under jax.jit for xb {xb.shape}")
+        program = read_program(g.get("program"), what=_("scan_epoch under jax.jit for xb {shape}").format(
+            shape=xb.shape))
         if not program.takes(xb.shape):
-            fail(f"scan_epoch lowered for xb {xb.shape} gave a program that takes "
-                 f"{sorted({a.shape for a in program.args})}, not xb {xb.shape}.")
+            fail(_("scan_epoch lowered for xb {shape} gave a program that takes {shapes}, not xb {shape}.").format(
+                shape=xb.shape, shapes=sorted({a.shape for a in program.args})))
         programs.append(program)
     small, large = programs
-    call = f"scan_epoch lowered for xb {small_xb.shape} and {large_xb.shape}"
+    call = _("scan_epoch lowered for xb {shape} and {shape2}").format(shape=small_xb.shape, shape2=large_xb.shape)
     # Judged on the program for 2 batches, the one the check runs (above): the reference's program
     # for the same call runs one step's matrix products, inside the scan's loop. An unrolled loop
     # has them once per batch, outside it (or inside a loop that runs once).
@@ -225,17 +238,23 @@ def test_compiled_program_does_not_grow_with_the_epoch(both):
         products, in_loops = matrix_products(small.text)
         ref_products, ref_in_loops = matrix_products(want[0]["program"])
     except ProgramError as e:
-        fail(f"scan_epoch lowered for xb {small_xb.shape} could not be read as a program: {e}.")
+        fail(_("scan_epoch lowered for xb {shape} could not be read as a program: {e}.").format(
+            shape=small_xb.shape, e=e))
     allowed = 2 * ref_products - 1
     if products - in_loops > ref_products - ref_in_loops or products > allowed:
-        fail(f"scan_epoch lowered for xb {small_xb.shape} runs {products} matrix products (dot_general), "
-             f"{products - in_loops} of them outside any loop; one step inside a scan's loop needs "
-             f"{ref_products}: the loop over batches is unrolled. Use jax.lax.scan (or nnx.scan) so that one "
-             "step is compiled once.")
+        fail(_("scan_epoch lowered for xb {shape} runs {products} matrix products (dot_general), "
+               "{products_in_loops} of them outside any loop; one step inside a scan's loop needs {ref_products}: "
+               "the loop over batches is unrolled. Use jax.lax.scan (or nnx.scan) so that one step is compiled "
+               "once.").format(
+                   shape=small_xb.shape, products=products, products_in_loops=products - in_loops,
+                   ref_products=ref_products))
     if large.size > small.size * 1.25 or large.count("dot_general") > small.count("dot_general"):
-        fail(f"{call}: the program for {len(large_xb)} batches has {large.size} operations and "
-             f"{large.count('dot_general')} matrix products, the one for {len(small_xb)} batches {small.size} and "
-             f"{small.count('dot_general')}: the loop over batches is unrolled. Use jax.lax.scan (or nnx.scan) so "
-             "that one step is compiled once.")
+        fail(_("{call}: the program for {large_batches} batches has {large_size} operations and {large_products} "
+               "matrix products, the one for {small_batches} batches {small_size} and {small_products}: the loop "
+               "over batches is unrolled. Use jax.lax.scan (or nnx.scan) so that one step is compiled once.").format(
+                   call=call, large_batches=len(large_xb), large_size=large.size,
+                   large_products=large.count('dot_general'), small_batches=len(small_xb), small_size=small.size,
+                   small_products=small.count('dot_general')))
     if large.loops < 1 or small.loops < 1:
-        fail(f"{call}: the program has no loop; the batches must be walked by jax.lax.scan (or nnx.scan).")
+        fail(_("{call}: the program has no loop; the batches must be walked by jax.lax.scan (or nnx.scan).").format(
+            call=call))

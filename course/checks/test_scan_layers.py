@@ -24,8 +24,16 @@ from course.checks.conftest import RUN_PLUGIN
 from course.engine.programs import ProgramError, matrix_products, parse
 from course.engine.checking import assert_close, fail
 from course.engine.evidence import run_lowered
+from course.engine.words import N_, _, probe_said
 
 TIMEOUT = 120
+# What probe_stacks reports: [key, fields], worded here in the learner's language.
+PROBE_ERRORS = {
+    "not_linear": N_("StackedMLP.layers is {type}, not one (stacked) nnx.Linear."),
+    "not_stacked": N_("StackedMLP({n_layers}, {width}).layers has kernel {kernel} and bias {bias}; expected stacked "
+                      "parameters: kernel {want_kernel} and bias {want_bias} (one Linear made with nnx.vmap over "
+                      "{n_layers} keys)."),
+}
 # (width, batch) from a small fixed set and depths 2 and 6, so that the programs
 # compiled for them are reused from one check to the next; the values are drawn
 # fresh. One batch is a single row.
@@ -62,12 +70,12 @@ def probe_stacks(module, cases, seed):
         model = module.StackedMLP(n_layers, width, rngs=nnx.Rngs(seed))
         layers = getattr(model, "layers", None)
         if not isinstance(layers, nnx.Linear):
-            return {"error": f"StackedMLP.layers is {type(layers).__name__}, not one (stacked) nnx.Linear"}
+            return {"error": ["not_linear", {"type": type(layers).__name__}]}
         init_kernel, init_bias = np.asarray(layers.kernel[...]), np.asarray(layers.bias[...])
         if init_kernel.shape != kernel.shape or init_bias.shape != bias.shape:
-            return {"error": f"StackedMLP({n_layers}, {width}).layers has kernel {init_kernel.shape} and bias "
-                             f"{init_bias.shape}; expected stacked parameters: kernel {kernel.shape} and bias "
-                             f"{bias.shape} (one Linear made with nnx.vmap over {n_layers} keys)"}
+            return {"error": ["not_stacked", {
+                "n_layers": n_layers, "width": width, "kernel": str(init_kernel.shape), "bias": str(init_bias.shape),
+                "want_kernel": str(kernel.shape), "want_bias": str(bias.shape)}]}
         layers.kernel[...] = jnp.asarray(kernel)
         layers.bias[...] = jnp.asarray(bias)
         graphdef, state = nnx.split(model)
@@ -116,7 +124,7 @@ def stack(learner, reference, request):
     cases = _cases(np.random.default_rng(seed))
     got = learner.probe(probe_stacks, cases, seed)
     if "error" in got:
-        fail(got["error"] + ".")
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
     n, x = cases[0][0], cases[0][1]
     key = (n, x.shape[1], x.shape[0])
     if key not in _REFERENCE_PROGRAMS:
@@ -125,26 +133,28 @@ def stack(learner, reference, request):
 
 
 def test_layers_start_out_different(stack):
-    cases, got, _, _ = stack
-    for (n_layers, x, _, _), g in zip(cases, got):
+    cases, got, __, __ = stack
+    for (n_layers, x, __, __), g in zip(cases, got):
         kernel = np.asarray(g["init_kernel"])
         if all(np.array_equal(kernel[0], k) for k in kernel[1:]):
             fail(
-                f"StackedMLP({n_layers}, {x.shape[1]}): all {n_layers} layers have the same kernel. "
-                "Give each layer its own key (split the key into n_layers keys before nnx.vmap)."
+                _("StackedMLP({n_layers}, {width}): all {n_layers} layers have the same kernel. Give each "
+                  "layer its own key (split the key into n_layers keys before nnx.vmap).").format(
+                      n_layers=n_layers, width=x.shape[1])
             )
 
 
 def test_output_applies_every_layer_in_order(stack):
-    cases, got, _, _ = stack
+    cases, got, __, __ = stack
     for (n_layers, x, kernel, bias), g in zip(cases, got):
         h = x.astype(np.float64)
         for i in range(n_layers):
             h = np.tanh(h @ kernel[i].astype(np.float64) + bias[i])
         assert_close(
             g["out"], h.astype(np.float32),
-            what=f"StackedMLP({n_layers}, {x.shape[1]})(x {x.shape}) under jax.jit, with stacked parameters set by "
-                 "the check, against tanh(x @ kernel[i] + bias[i]) for each layer in order",
+            what=_("StackedMLP({n_layers}, {width})(x {shape}) under jax.jit, with stacked parameters set by "
+                   "the check, against tanh(x @ kernel[i] + bias[i]) for each layer in order").format(
+                       n_layers=n_layers, width=x.shape[1], shape=x.shape),
             rtol=1e-4, atol=1e-5,
         )
 
@@ -158,39 +168,40 @@ def _numpy_stack(x, kernel, bias):
 
 def test_the_program_applies_the_layers(stack):
     """The program for 2 layers, run here on stacked parameters and an input the learner's process never saw."""
-    cases, got, _, seed = stack
+    cases, got, __, seed = stack
     (n, x, kernel, bias), g = cases[0], got[0]
     rng = np.random.default_rng([seed, 1])
     kernel = (rng.standard_normal(kernel.shape) / np.sqrt(x.shape[1])).astype(np.float32)
     bias = (0.3 * rng.standard_normal(bias.shape)).astype(np.float32)
     x = rng.standard_normal(x.shape).astype(np.float32)
-    what = f"StackedMLP({n}, {x.shape[1]})(x {x.shape}) as the program it lowers to under jax.jit"
+    what = _("StackedMLP({n}, {width})(x {shape}) as the program it lowers to under jax.jit").format(
+        n=n, width=x.shape[1], shape=x.shape)
     fresh = {"0/layers/kernel": kernel, "0/layers/bias": bias, "1": x}
     names, values = g.get("in_names"), g.get("in_values")
     if (not isinstance(names, list) or not isinstance(values, list) or len(names) != len(values)
             or not set(fresh) <= set(names)):
-        fail(f"{what} takes the inputs {names}, not the model's state and x.")
+        fail(_("{what} takes the inputs {names}, not the model's state and x.").format(what=what, names=names))
     outs = run_lowered(g.get("program"), [fresh.get(name, value) for name, value in zip(names, values)], what=what)
     assert_close(
         outs[0] if len(outs) == 1 else outs, _numpy_stack(x, kernel, bias),
-        what=f"{what}, run by the check on stacked parameters and an x it drew, against tanh(x @ kernel[i] + "
-             "bias[i]) for each layer in order",
+        what=_("{what}, run by the check on stacked parameters and an x it drew, against tanh(x @ kernel[i] + "
+               "bias[i]) for each layer in order").format(what=what),
         rtol=1e-4, atol=1e-5,
     )
 
 
 def test_compiled_program_does_not_grow_with_depth(stack):
-    cases, got, want, _ = stack
+    cases, got, want, __ = stack
     programs = []
-    for (n, x, _, _), g in zip(cases, got):
+    for (n, x, __, __), g in zip(cases, got):
         width = x.shape[1]
         try:
             program = parse(g.get("program"))
         except ProgramError as e:
-            fail(f"StackedMLP could not be read as a compiled program: {e}.")
+            fail(_("StackedMLP could not be read as a compiled program: {e}.").format(e=e))
         if not program.takes((n, width, width)):
-            fail(f"StackedMLP with {n} layers gave a program whose inputs are {sorted({a.shape for a in program.args})}, "
-                 f"without the stacked kernel ({n}, {width}, {width}).")
+            fail(_("StackedMLP with {n} layers gave a program whose inputs are {shapes}, without the stacked kernel "
+                   "({n}, {width}, {width}).").format(n=n, shapes=sorted({a.shape for a in program.args}), width=width))
         programs.append(program)
     shallow, deep = programs
     width = cases[0][1].shape[1]
@@ -201,16 +212,22 @@ def test_compiled_program_does_not_grow_with_depth(stack):
         products, in_loops = matrix_products(shallow.text)
         ref_products, ref_in_loops = matrix_products(want)
     except ProgramError as e:
-        fail(f"StackedMLP with {DEPTHS[0]} layers could not be read as a compiled program: {e}.")
+        fail(_("StackedMLP with {n} layers could not be read as a compiled program: {e}.").format(
+            n=DEPTHS[0], e=e))
     allowed = 2 * ref_products - 1
     if products - in_loops > ref_products - ref_in_loops or products > allowed:
-        fail(f"StackedMLP({DEPTHS[0]}, {width}) compiles to {products} matrix products (dot_general), "
-             f"{products - in_loops} of them outside any loop; a scan over the stacked layers needs "
-             f"{ref_products}, inside its loop: the layers are applied in an unrolled Python loop. Use nnx.scan "
-             "(or jax.lax.scan) over the stacked layers, so that one layer is compiled once.")
+        fail(_("StackedMLP({n}, {width}) compiles to {products} matrix products (dot_general), "
+               "{products_in_loops} of them outside any loop; a scan over the stacked layers needs {ref_products}, "
+               "inside its loop: the layers are applied in an unrolled Python loop. Use nnx.scan (or jax.lax.scan) "
+               "over the stacked layers, so that one layer is compiled once.").format(
+                   n=DEPTHS[0], width=width, products=products, products_in_loops=products - in_loops,
+                   ref_products=ref_products))
     if deep.size > shallow.size * 1.25 or deep.count("dot_general") > shallow.count("dot_general"):
-        fail(f"StackedMLP with {DEPTHS[1]} layers compiles to {deep.size} operations and {deep.count('dot_general')} "
-             f"matrix products, with {DEPTHS[0]} layers to {shallow.size} and {shallow.count('dot_general')}: the "
-             "layers are applied in an unrolled Python loop. Use nnx.scan (or jax.lax.scan) over the stacked layers.")
+        fail(_("StackedMLP with {deep_n} layers compiles to {deep_size} operations and {deep_products} "
+               "matrix products, with {shallow_n} layers to {shallow_size} and {shallow_products}: the layers are "
+               "applied in an "
+               "unrolled Python loop. Use nnx.scan (or jax.lax.scan) over the stacked layers.").format(
+                   deep_n=DEPTHS[1], deep_size=deep.size, deep_products=deep.count('dot_general'),
+                   shallow_n=DEPTHS[0], shallow_size=shallow.size, shallow_products=shallow.count('dot_general')))
     if deep.loops < 1 or shallow.loops < 1:
-        fail("StackedMLP's compiled program has no loop: apply the stacked layers with nnx.scan.")
+        fail(_("StackedMLP's compiled program has no loop: apply the stacked layers with nnx.scan."))

@@ -30,9 +30,12 @@ from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import assert_close, assert_equal, fail, side_by_side
 from course.engine.evidence import mlp_forward, read_program
 from course.engine.programs import Program, ProgramError, run
+from course.engine.words import N_, _, probe_said
 
 TIMEOUT = 90
 CHILD_ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+# What probe_shard reports: [key, fields], worded here in the learner's language.
+PROBE_ERRORS = {"not_array": N_("shard_batch returned {type}, not a jax.Array")}
 # (rows, features, hidden) from a small fixed set, so that the programs compiled for
 # them are reused from one check to the next; the values are drawn fresh.
 SIZES = [(8, 3, 16), (16, 5, 8)]
@@ -63,7 +66,7 @@ def probe_shard(module, x, hidden, seed):
     mesh_program = jax.jit(lambda a: a).lower(on_mesh).as_text()
     arr = module.shard_batch(x, mesh)
     if not isinstance(arr, jax.Array):
-        return {"error": f"shard_batch returned {type(arr).__name__}, not a jax.Array"}
+        return {"error": ["not_array", {"type": type(arr).__name__}]}
     layout = jax.jit(lambda a: a).lower(arr).as_text()
     # Which device holds which rows: the process's own account, for the message only.
     shards = sorted(([int(s.device.id), int(s.index[0].start or 0)] for s in arr.addressable_shards))
@@ -106,9 +109,10 @@ def both(learner, reference, request):
     x, hidden = _case(rng)
     got, want = side_by_side(learner, reference).probe(probe_shard, x, hidden, seed)
     if "error" in got:
-        fail(got["error"])
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
     if got["n_devices"] != 4:
-        fail(f"the check expected 4 forced CPU devices but your code saw {got['n_devices']}.")
+        fail(_("the check expected 4 forced CPU devices but your code saw {n_devices}.").format(
+            n_devices=got['n_devices']))
     fresh = rng.standard_normal(x.shape).astype(np.float32)  # for the forward program, drawn after it
     return x, fresh, got, want
 
@@ -116,53 +120,61 @@ def both(learner, reference, request):
 def _mesh_of_value(program: Program, value, what: str) -> dict:
     mesh = program.mesh_of(value)
     if not mesh:  # none, or JAX's empty mesh for an array committed to one device
-        fail(f"{what} lives on no device mesh (it is on one device): place it on the mesh with "
-             "NamedSharding(mesh, PartitionSpec(\"data\")).")
+        fail(_("{what} lives on no device mesh (it is on one device): place it on the mesh with "
+               "NamedSharding(mesh, PartitionSpec(\"data\")).").format(what=what))
     return mesh
 
 
 def test_mesh_spans_all_devices_on_a_data_axis(both):
-    _, _, got, want = both
-    program = read_program(got["mesh_program"], what="a value placed on data_mesh()")
+    __, __, got, want = both
+    program = read_program(got["mesh_program"], what=_("a value placed on data_mesh()"))
     meshes = list(program.meshes.values())
     assert_equal(meshes[0] if len(meshes) == 1 else meshes, MESH,
-                 what="data_mesh(), as a program lowered on it declares it (axis name -> size)")
-    assert_equal(list(read_program(want["mesh_program"], what="the reference mesh").meshes.values()), [MESH],
-                 what="the reference mesh")
+                 what=_("data_mesh(), as a program lowered on it declares it (axis name -> size)"))
+    assert_equal(list(read_program(want["mesh_program"], what=_("the reference mesh")).meshes.values()), [MESH],
+                 what=_("the reference mesh"))
 
 
 def test_batch_is_split_by_rows(both):
-    x, _, got, want = both
+    x, __, got, want = both
     what = f"shard_batch(x {x.shape}, mesh)"
     program = read_program(got["layout"], what=what)
     if len(program.args) != 1 or (program.args[0].shape, program.args[0].dtype) != (x.shape, "float32"):
-        fail(f"{what}: a program lowered on the result takes {[(a.shape, a.dtype) for a in program.args]}; "
-             f"expected one float32 array of shape {x.shape}.")
+        fail(_("{what}: a program lowered on the result takes {inputs}; expected one float32 array of shape "
+               "{shape}.").format(
+            
+            what=what, inputs=[(a.shape, a.dtype) for a in program.args], shape=x.shape))
     arg = program.args[0]
-    mesh = _mesh_of_value(program, arg, f"{what}: the result")
-    assert_equal(mesh, MESH, what=f"{what}: the mesh the result is placed on (axis name -> size)")
-    expected = read_program(want["layout"], what="the reference layout").args[0].sharding
+    mesh = _mesh_of_value(program, arg, _("{what}: the result").format(what=what))
+    assert_equal(mesh, MESH, what=_("{what}: the mesh the result is placed on (axis name -> size)").format(what=what))
+    expected = read_program(want["layout"], what=_("the reference layout")).args[0].sharding
     if arg.sharding != expected:
-        layout = "whole on every device" if arg.sharding and not arg.sharded_axes else f"split as {arg.sharding}"
-        fail(f"{what}: the result is {layout} (mesh axes per dimension); expected axis 0 split over \"data\" "
-             f"and the other axes whole, {expected}: shard the rows with NamedSharding(mesh, PartitionSpec(\"data\")).")
-    assert_equal(got["shards"], want["shards"], what=f"{what}: [device id, first row] of each shard")
-    assert_close(got["value"], x, what=f"{what}: the values (sharding must not change them)", rtol=0, atol=0)
+        layout = (_("whole on every device") if arg.sharding and not arg.sharded_axes
+                  else _("split as {sharding}").format(sharding=arg.sharding))
+        fail(_("{what}: the result is {layout} (mesh axes per dimension); expected axis 0 split over \"data\" and "
+               "the other axes whole, {expected}: shard the rows with NamedSharding(mesh, "
+               "PartitionSpec(\"data\")).").format(
+                   
+                   what=what, layout=layout, expected=expected))
+    assert_equal(got["shards"], want["shards"], what=_("{what}: [device id, first row] of each shard").format(
+        what=what))
+    assert_close(got["value"], x, what=_("{what}: the values (sharding must not change them)").format(
+        what=what), rtol=0, atol=0)
 
 
 def test_sharded_forward_matches_one_device(both):
     x, fresh, got, want = both
     call = f"forward_sharded(model, x {x.shape}, mesh)"
     if not got["out_is_numpy"]:
-        fail("forward_sharded must return a NumPy array on the host (np.asarray or jax.device_get).")
+        fail(_("forward_sharded must return a NumPy array on the host (np.asarray or jax.device_get)."))
     assert_close(got["out"], want["out"], what=call, rtol=1e-5, atol=1e-6)
     programs = got.get("programs")
     forward = [p for p in (read_program(t, what=call) for t in programs if isinstance(t, str))
                if p.takes(x.shape) and any(r.shape == (x.shape[0], 1) for r in p.results)] \
         if isinstance(programs, list) else []
     if not forward:
-        fail(f"{call}: XLA compiled no program that runs the model on a batch of shape {x.shape}. "
-             "Shard the batch (shard_batch) and run the model on the sharded array under nnx.jit.")
+        fail(_("{call}: XLA compiled no program that runs the model on a batch of shape {shape}. Shard the batch "
+               "(shard_batch) and run the model on the sharded array under nnx.jit.").format(call=call, shape=x.shape))
     for program in forward:
         _require_split_input(program, x.shape, call)
         _require_the_model(program, want["params"], fresh, call)
@@ -174,23 +186,25 @@ def _require_split_input(program: Program, shape, call: str) -> None:
     rows = (("data",),) + ((),) * (len(shape) - 1)
     for arg in batch:
         if arg.sharding != rows or program.mesh_of(arg) != MESH:
-            laid = ("on one device" if arg.sharding is None or not program.mesh_of(arg)
-                    else "whole on every device" if not arg.sharded_axes
-                    else f"as {arg.sharding} over the mesh {program.mesh_of(arg)}")
-            fail(f"{call}: the compiled model takes the batch {laid}; expected each of the 4 devices to hold "
-                 f"{shape[0] // 4} rows. Shard the batch (shard_batch) and run the model on the sharded array.")
+            laid = (_("on one device") if arg.sharding is None or not program.mesh_of(arg)
+                    else _("whole on every device") if not arg.sharded_axes
+                    else _("as {sharding} over the mesh {mesh}").format(sharding=arg.sharding,
+                                                                         mesh=program.mesh_of(arg)))
+            fail(_("{call}: the compiled model takes the batch {laid}; expected each of the 4 devices to hold "
+                   "{rows} rows. Shard the batch (shard_batch) and run the model on the sharded array.").format(
+                       call=call, laid=laid, rows=shape[0] // 4))
     for c in program.constraints:
         if c.shape[:1] == (shape[0],) and len(c.shape) == 2 and c.shape[1] != 1 and (
                 (c.sharding or ((),))[0] != ("data",) or program.mesh_of(c) != MESH):
-            fail(f"{call}: the compiled model lays a {c.shape} value of the batch out as {c.sharding} before the "
-                 "model is done with it: every device would compute on all the rows. Run the model on the "
-                 "sharded batch as it is.")
+            fail(_("{call}: the compiled model lays a {shape} value of the batch out as {sharding} before the "
+                   "model is done with it: every device would compute on all the rows. Run the model on the "
+                   "sharded batch as it is.").format(call=call, shape=c.shape, sharding=c.sharding))
     # Per-device code (shard_map) names its communication: a forward pass on split rows needs none.
     moved = sorted(op.split(".", 1)[1] for op in program.ops if op in COLLECTIVES)
     if moved:
-        fail(f"{call}: the compiled model moves values between the devices ({', '.join(moved)}): it gathers "
-             "rows another device holds, so devices compute on rows that are not theirs. Each device needs "
-             "only its own rows: run the model on the sharded batch as it is.")
+        fail(_("{call}: the compiled model moves values between the devices ({moves}): it gathers rows "
+               "another device holds, so devices compute on rows that are not theirs. Each device needs only its "
+               "own rows: run the model on the sharded batch as it is.").format(call=call, moves=', '.join(moved)))
 
 
 def _require_the_model(program: Program, params: dict, x: np.ndarray, call: str) -> None:
@@ -200,14 +214,16 @@ def _require_the_model(program: Program, params: dict, x: np.ndarray, call: str)
     args = []
     for a in program.args:
         if (a.shape, a.dtype) not in by_shape:
-            fail(f"{call}: the compiled model takes an input {a.dtype}{list(a.shape)} that is neither the "
-                 "batch nor a parameter of the model: pass the model and the sharded batch to the jitted function.")
+            fail(_("{call}: the compiled model takes an input {dtype}{shape} that is neither the batch nor "
+                   "a parameter of the model: pass the model and the sharded batch to the jitted function.").format(
+                       call=call, dtype=a.dtype, shape=list(a.shape)))
         args.append(by_shape[(a.shape, a.dtype)])
     try:
         outs = run(program.text, *args, global_view=True)
     except ProgramError as e:
-        fail(f"{call}: the check cannot run the program XLA compiled for the model: {e}.")
+        fail(_("{call}: the check cannot run the program XLA compiled for the model: {e}.").format(call=call, e=e))
     rows = [o for o, r in zip(outs, program.results) if r.shape == (x.shape[0], 1)]
     want = mlp_forward(params, x, first="l1", second="l2").astype(np.float32)
-    assert_close(rows[-1], want, what=f"{call}: the compiled model, run by the check on a new batch",
+    assert_close(rows[-1], want, what=_("{call}: the compiled model, run by the check on a new batch").format(
+        call=call),
                  rtol=1e-4, atol=1e-5)

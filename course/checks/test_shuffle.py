@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_close, assert_equal, fail
+from course.engine.words import _
 
 # Key-reuse checking traces every random call afresh: compiles need headroom on a busy CPU.
 TIMEOUT = 60
@@ -47,11 +48,16 @@ def test_each_epoch_is_a_permutation(learner, seed, rng):
     for e, g in zip(epochs, got):
         g = np.asarray(g)
         if g.shape != (n,) or g.dtype.kind not in "iu":
-            fail(f"epoch_permutation({seed}, {e}, {n}) returned {g.dtype} of shape {g.shape}; expected integers of shape ({n},).")
+            fail(_("epoch_permutation({seed}, {e}, {n}) returned {dtype} of shape {shape}; expected integers of "
+                   "shape ({n},).").format(seed=seed, e=e, n=n, dtype=g.dtype, shape=g.shape))
         assert_equal(sorted(g.tolist()), list(range(n)),
-                     what=f"the sorted values of epoch_permutation({seed}, {e}, {n}) (every index 0..{n - 1} once)")
+                     what=_("the sorted values of epoch_permutation({seed}, {e}, {n}) (every index 0..{last} "
+                            "once)").format(
+                         seed=seed, e=e, n=n, last=n - 1))
         if g.tolist() == list(range(n)):
-            fail(f"epoch_permutation({seed}, {e}, {n}) is the identity order: draw a permutation from the key.")
+            fail(_("epoch_permutation({seed}, {e}, {n}) is the identity order: draw a permutation from the "
+                   "key.").format(
+                seed=seed, e=e, n=n))
 
 
 def test_epochs_are_reproducible_in_any_order(learner, seed, rng):
@@ -65,8 +71,9 @@ def test_epochs_are_reproducible_in_any_order(learner, seed, rng):
     by_epoch = dict(zip(epochs, shuffled_order))
     for e, perm in zip(sorted(epochs), forward):
         if not np.array_equal(np.asarray(perm), np.asarray(by_epoch[e])):
-            fail(f"epoch_permutation({seed}, {e}, {n}) changed when other epochs were computed before it "
-                 f"(orders {sorted(epochs)} and {epochs}): derive the key from (seed, epoch) alone.")
+            fail(_("epoch_permutation({seed}, {e}, {n}) changed when other epochs were computed before it (orders "
+                   "{sorted_epochs} and {epochs}): derive the key from (seed, epoch) alone.").format(
+                       seed=seed, e=e, n=n, sorted_epochs=sorted(epochs), epochs=epochs))
 
 
 def test_epochs_and_seeds_differ(learner, seed, rng):
@@ -75,22 +82,25 @@ def test_epochs_and_seeds_differ(learner, seed, rng):
     for i in range(5):
         for j in range(i + 1, 5):
             if np.array_equal(perms[i], perms[j]):
-                fail(f"epoch_permutation({seed}, {i}, {n}) and epoch {j} gave the same order: "
-                     "each epoch needs its own key (fold in the epoch number).")
+                fail(_("epoch_permutation({seed}, {i}, {n}) and epoch {j} gave the same order: each epoch needs "
+                       "its own key (fold in the epoch number).").format(seed=seed, i=i, n=n, j=j))
     # (seed, epoch) pairs that collide when seed and epoch are mixed into one number:
     # seed + epoch, seed * K + epoch (K = 10, 100, 1000), seed + 1000 * epoch.
     pairs = [(seed + 1, 0), (seed, 10), (seed + 10, 0), (seed, 100), (seed, 1000), (seed + 1000, 0)]
     got = dict(zip(pairs, (np.asarray(p) for p in learner.probe(probe_pairs, pairs, n))))
     got.update({(seed, i): p for i, p in enumerate(perms)})
     if np.array_equal(perms[0], got[(seed + 1, 0)]):
-        fail(f"epoch_permutation gave the same order for seeds {seed} and {seed + 1}: build the key from the seed.")
+        fail(_("epoch_permutation gave the same order for seeds {seed} and {seed_1}: build the key from the "
+               "seed.").format(
+            seed=seed, seed_1=seed + 1))
     collisions = [((seed, 1), (seed + 1, 0)), ((seed, 10), (seed + 10, 0)), ((seed, 10), (seed + 1, 0)),
                   ((seed, 100), (seed + 1, 0)), ((seed, 1000), (seed + 1, 0)), ((seed, 1), (seed + 1000, 0))]
     for a, b in collisions:
         if np.array_equal(got[a], got[b]):
-            fail(f"epoch_permutation({a[0]}, {a[1]}, {n}) equals epoch_permutation({b[0]}, {b[1]}, {n}): seed and "
-                 "epoch were mixed into one number (such as seed + epoch or seed * 1000 + epoch), so different "
-                 "(seed, epoch) pairs share a key. Make the seed's key, then fold the epoch into it.")
+            fail(_("epoch_permutation({a_0}, {a_1}, {n}) equals epoch_permutation({b_0}, {b_1}, {n}): seed and "
+                   "epoch were mixed into one number (such as seed + epoch or seed * 1000 + epoch), so different "
+                   "(seed, epoch) pairs share a key. Make the seed's key, then fold the epoch into it.").format(
+                       a_0=a[0], a_1=a[1], n=n, b_0=b[0], b_1=b[1]))
 
 
 def test_shuffle_epoch_keeps_pairs(learner, seed, rng):
@@ -102,12 +112,14 @@ def test_shuffle_epoch_keeps_pairs(learner, seed, rng):
     y = rng.permutation(n).astype(np.float32)
     epoch = int(rng.integers(0, 20))
     got = learner.probe(probe_shuffle, seed, epoch, x, y)
-    call = f"shuffle_epoch({seed}, {epoch}, x of shape {x.shape}, y of shape {y.shape})"
+    call = _("shuffle_epoch({seed}, {epoch}, x of shape {shape}, y of shape {shape2})").format(
+        seed=seed, epoch=epoch, shape=x.shape, shape2=y.shape)
     out = got["out"]
     if not isinstance(out, list) or len(out) != 2:
-        fail(f"{call} must return a pair (x_shuffled, y_shuffled).")
+        fail(_("{call} must return a pair (x_shuffled, y_shuffled).").format(call=call))
     perm = np.asarray(got["perm"])
-    assert_close(out[0], x[perm], what=f"{call}: x_shuffled, against x[epoch_permutation(...)]")
-    assert_close(out[1], y[perm], what=f"{call}: y_shuffled, against y[epoch_permutation(...)]")
+    assert_close(out[0], x[perm], what=_("{call}: x_shuffled, against x[epoch_permutation(...)]").format(call=call))
+    assert_close(out[1], y[perm], what=_("{call}: y_shuffled, against y[epoch_permutation(...)]").format(call=call))
     if sorted(perm.tolist()) != list(range(n)):
-        fail(f"{call}: epoch_permutation({seed}, {epoch}, {n}) is not a permutation of 0..{n - 1}.")
+        fail(_("{call}: epoch_permutation({seed}, {epoch}, {n}) is not a permutation of 0..{last}.").format(
+            call=call, seed=seed, epoch=epoch, n=n, last=n - 1))

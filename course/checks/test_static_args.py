@@ -15,6 +15,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, fail
 from course.engine.evidence import main_signature, run_lowered
+from course.engine.words import N_, _, probe_said
 
 LABEL_COUNTS = (6, 11)
 ROWS = (1, 3, 8)
@@ -23,13 +24,16 @@ ROWS = (1, 3, 8)
 BATCH_SIZES = (8, 13)
 FEATURES = 4
 
+# What probe_lower reports: [key, fields], worded here in the learner's language.
+PROBE_ERRORS = {"not_jitted": N_("`{name}` is a {type}, not a jax.jit-compiled function")}
+
 
 def probe_lower(module, name, shape, dtype, static_name, static_value, by_keyword):
     import jax
 
     fn = getattr(module, name)
     if not hasattr(fn, "lower"):
-        return {"error": f"`{name}` is a {type(fn).__name__}, not a jax.jit-compiled function"}
+        return {"error": ["not_jitted", {"name": name, "type": type(fn).__name__}]}
     spec = jax.ShapeDtypeStruct(tuple(shape), dtype)
     lowered = fn.lower(spec, **{static_name: static_value}) if by_keyword else fn.lower(spec, static_value)
     return {"program": lowered.as_text()}
@@ -47,12 +51,13 @@ def _program(learner, name, shape, dtype, static_name, value, by_keyword):
     got = learner.probe(probe_lower, name, list(shape), dtype, static_name, value, by_keyword)
     call = f"{name}.lower(x, {static_name + '=' if by_keyword else ''}{value})"
     if "error" in got:
-        fail(f"{got['error']}: wrap it with jax.jit, marking `{static_name}` static "
-             f"(static_argnames=\"{static_name}\").")
-    args, _ = main_signature(got["program"])
+        said = probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300]
+        fail(_("{error}: wrap it with jax.jit, marking `{static_name}` static "
+               "(static_argnames=\"{static_name}\").").format(error=said, static_name=static_name))
+    args, __ = main_signature(got["program"])
     if len(args) != 1:
-        fail(f"{call}: the compiled program takes {len(args)} arguments; with `{static_name}` static it takes only "
-             "the array. Mark it with static_argnames.")
+        fail(_("{call}: the compiled program takes {n_args} arguments; with `{static_name}` static it takes only "
+               "the array. Mark it with static_argnames.").format(call=call, n_args=len(args), static_name=static_name))
     return got["program"]
 
 
@@ -72,10 +77,11 @@ def test_one_hot_is_jitted_with_num_classes_static(learner, rng):
             n = 9
             program = _program(learner, "one_hot", (n,), "int32", "num_classes", num_classes, by_keyword)
             labels = rng.integers(0, num_classes, size=n).astype(np.int32)
-            call = f"one_hot(labels, {'num_classes=' if by_keyword else ''}{num_classes}) for labels of shape ({n},)"
+            call = _("one_hot(labels, {keyword}{num_classes}) for labels of shape ({n},)").format(
+                keyword='num_classes=' if by_keyword else '', num_classes=num_classes, n=n)
             out = run_lowered(program, [labels], what=call)
             if len(out) != 1:
-                fail(f"{call} returns {len(out)} arrays; expected one.")
+                fail(_("{call} returns {n_out} arrays; expected one.").format(call=call, n_out=len(out)))
             assert_close(out[0], _one_hot(labels, num_classes), what=call, dtype=np.float32)
 
 
@@ -84,10 +90,12 @@ def test_pad_batch_is_jitted_with_batch_size_static(learner, rng):
         for n in ROWS:
             program = _program(learner, "pad_batch", (n, FEATURES), "float32", "batch_size", batch_size, by_keyword)
             x = rng.standard_normal((n, FEATURES)).astype(np.float32)
-            call = f"pad_batch(x, {'batch_size=' if by_keyword else ''}{batch_size}) with x of shape {x.shape}"
+            call = _("pad_batch(x, {keyword}{batch_size}) with x of shape {shape}").format(
+                keyword='batch_size=' if by_keyword else '', batch_size=batch_size, shape=x.shape)
             out = run_lowered(program, [x], what=call)
             if len(out) != 2:
-                fail(f"{call} must return a pair (padded, mask), got {len(out)} arrays.")
+                fail(_("{call} must return a pair (padded, mask), got {n_out} arrays.").format(
+                    call=call, n_out=len(out)))
             want_padded, want_mask = _pad(x, batch_size)
             assert_close(out[0], want_padded, what=f"{call}: padded", dtype=np.float32)
             assert_close(out[1], want_mask, what=f"{call}: mask", dtype=np.bool_)
@@ -101,10 +109,12 @@ def test_calls_positionally_and_by_keyword(learner, rng):
         assert_close(learner.probe(probe_call, "one_hot", labels, "num_classes", k, by_keyword),
                      _one_hot(labels, k), what=call, dtype=np.float32)
         x = rng.standard_normal((ROWS[int(rng.integers(len(ROWS)))], FEATURES)).astype(np.float32)
-        call = f"pad_batch(x, {'batch_size=' if by_keyword else ''}{batch_size}) with x of shape {x.shape}"
+        call = _("pad_batch(x, {keyword}{batch_size}) with x of shape {shape}").format(
+            keyword='batch_size=' if by_keyword else '', batch_size=batch_size, shape=x.shape)
         got = learner.probe(probe_call, "pad_batch", x, "batch_size", batch_size, by_keyword)
         if not isinstance(got, list) or len(got) != 2:
-            fail(f"{call} must return a pair (padded, mask), got {type(got).__name__}.")
+            fail(_("{call} must return a pair (padded, mask), got {type}.").format(
+                call=call, type=type(got).__name__))
         want_padded, want_mask = _pad(x, batch_size)
         assert_close(got[0], want_padded, what=f"{call}: padded", dtype=np.float32)
         assert_close(got[1], want_mask, what=f"{call}: mask")

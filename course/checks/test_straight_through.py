@@ -6,6 +6,7 @@ import numpy as np
 
 from course.engine.checking import assert_close, fail, side_by_side
 from course.engine.programs import ProgramError, run
+from course.engine.words import _
 
 TIMEOUT = 60
 
@@ -48,20 +49,25 @@ def _both(learner, reference, rng):
 
 def test_forward_is_rounding(learner, reference, rng):
     x, got, want = _both(learner, reference, rng)
-    assert_close(got["value"], want["value"], what=f"round_ste(x) for x of shape {x.shape}", rtol=0, atol=1e-5)
+    assert_close(got["value"], want["value"], what=_("round_ste(x) for x of shape {shape}").format(
+        shape=x.shape), rtol=0, atol=1e-5)
 
 
 def test_gradient_passes_straight_through(learner, reference, rng):
     x, got, want = _both(learner, reference, rng)
-    assert_close(got["grad"], want["grad"], what=f"jax.grad(sum(w * round_ste(x))) for x of shape {x.shape} (should be w)")
+    assert_close(got["grad"], want["grad"], what=_("jax.grad(sum(w * round_ste(x))) for x of shape {shape} (should "
+                                                   "be w)").format(shape=x.shape))
     assert_close(got["composed_grad"], want["composed_grad"],
-                 what=f"jax.grad(sum(sin(round_ste(2 * x)) * w)) for x of shape {x.shape}", rtol=1e-4, atol=1e-5)
+                 what=_("jax.grad(sum(sin(round_ste(2 * x)) * w)) for x of shape {shape}").format(
+                     shape=x.shape), rtol=1e-4, atol=1e-5)
 
 
 def test_works_under_jit_and_vmap(learner, reference, rng):
     x, got, want = _both(learner, reference, rng)
-    assert_close(got["jit_grad"], want["jit_grad"], what=f"jax.jit(jax.grad(...)) of round_ste, x {x.shape}")
-    assert_close(got["vmap_grad"], want["vmap_grad"], what=f"jax.vmap(jax.grad(...)) of round_ste over the rows of x {x.shape}")
+    assert_close(got["jit_grad"], want["jit_grad"], what=_("jax.jit(jax.grad(...)) of round_ste, x {shape}").format(
+        shape=x.shape))
+    assert_close(got["vmap_grad"], want["vmap_grad"], what=_("jax.vmap(jax.grad(...)) of round_ste over the rows "
+                                                             "of x {shape}").format(shape=x.shape))
 
 
 def probe_programs(module, shape):
@@ -91,13 +97,16 @@ def test_programs_run_here_on_fresh_inputs(learner, rng):
     x.flat[0] = 2 * rng.integers(0, 3) + 0.5  # 0.5, 2.5 or 4.5: down to the even number
     x = x.astype(np.float32)
     if not isinstance(texts, list) or len(texts) != 2:
-        fail(f"the check could not lower round_ste for x {tuple(shape)} (got {type(texts).__name__}).")
+        fail(_("the check could not lower round_ste for x {shape} (got {type}).").format(
+            shape=tuple(shape), type=type(texts).__name__))
     try:
         (value,) = run(texts[0], x)
         (grad,) = run(texts[1], x, w)
     except (ProgramError, ValueError) as e:
-        fail(f"round_ste, lowered for x {tuple(shape)}, could not be run by the check: {e}.")
-    assert_close(value, np.round(x), what=f"round_ste(x) for x {tuple(shape)}, run by the check (exact halves such "
-                 "as 2.5 go to the even neighbour, like jnp.round)", rtol=0, atol=1e-5)
-    assert_close(grad, w, what=f"jax.grad(lambda v, w: sum(w * round_ste(v))) for x {tuple(shape)}, run by the "
-                 "check (should be w)", rtol=1e-6, atol=1e-7)
+        fail(_("round_ste, lowered for x {shape}, could not be run by the check: {e}.").format(
+            shape=tuple(shape), e=e))
+    assert_close(value, np.round(x), what=_("round_ste(x) for x {shape}, run by the check (exact halves such "
+                                            "as 2.5 go to the even neighbour, like jnp.round)").format(
+                                                shape=tuple(shape)), rtol=0, atol=1e-5)
+    assert_close(grad, w, what=_("jax.grad(lambda v, w: sum(w * round_ste(v))) for x {shape}, run by the "
+                                 "check (should be w)").format(shape=tuple(shape)), rtol=1e-6, atol=1e-7)

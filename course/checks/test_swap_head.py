@@ -25,6 +25,7 @@ import pytest
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import fail
 from course.engine.evidence import read_program, run_lowered
+from course.engine.words import N_, _, probe_said
 
 TIMEOUT = 120
 # (d, h, n_old, n_new, batch): n_old != n_new, so that an optimizer built before the swap
@@ -38,6 +39,10 @@ _PARAM = re.compile(r"^(?:\[0\])?\['(layer1|layer2|head)'\]\['(kernel|bias)'\]")
 _MOMENT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['(mu|nu)'\]\['(layer1|layer2|head)'\]\['(kernel|bias)'\]")
 _COUNT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['count'\]")
 _STEP = re.compile(r"^\[1\]\['step'\]")
+# What probe_surgery reports: [key, fields], worded here in the learner's language.
+PROBE_ERRORS = {
+    "not_compiled": N_("{name} is a {type} without `.lower`: it is not compiled. Decorate it with @nnx.jit."),
+}
 
 
 def probe_surgery(module, d, h, n_old, n_new, batch, seed, lr):
@@ -54,8 +59,7 @@ def probe_surgery(module, d, h, n_old, n_new, batch, seed, lr):
     out = {}
     for name in ("features", "train_step"):
         if not callable(getattr(getattr(module, name, None), "lower", None)):
-            out["error"] = (f"{name} is a {type(getattr(module, name, None)).__name__} without `.lower`: "
-                            "it is not compiled. Decorate it with @nnx.jit.")
+            out["error"] = ["not_compiled", {"name": name, "type": type(getattr(module, name, None)).__name__}]
             return out
     model = module.Net(d, h, n_old, rngs=nnx.Rngs(seed))
     x_spec = jax.ShapeDtypeStruct((batch, d), jnp.float32)
@@ -116,26 +120,27 @@ def run(learner, request):
     d, h, n_old, n_new, batch = SIZES[int(rng.integers(len(SIZES)))]
     got = learner.probe(probe_surgery, d, h, n_old, n_new, batch, seed, LR)
     if not isinstance(got, dict):
-        fail(f"the check could not lower your functions (got {type(got).__name__}).")
+        fail(_("the check could not lower your functions (got {type}).").format(type=type(got).__name__))
     if "error" in got:
-        fail(str(got["error"])[:300])
-    where = f"Net({d}, {h}, {n_old}), then swap_head(model, {n_new}, lr={LR})"
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
+    where = _("Net({d}, {h}, {n_old}), then swap_head(model, {n_new}, lr={LR})").format(
+        d=d, h=h, n_old=n_old, n_new=n_new, LR=LR)
     return got, (d, h, n_old, n_new, batch), where
 
 
 def _param_roles(paths, n_args, call):
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != n_args:
-        fail(f"{call}: the check could not read the model's parameters.")
+        fail(_("{call}: the check could not read the model's parameters.").format(call=call))
     roles = []
     for path in paths:
         m = _PARAM.match(path)
         if not m:
-            fail(f"{call}: the model holds a parameter at {path[:120]!r}; Net has exactly layer1, layer2 and head. "
-                 "Do not change its layers.")
+            fail(_("{call}: the model holds a parameter at {path!r}; Net has exactly layer1, layer2 and head. "
+                   "Do not change its layers.").format(call=call, path=path[:120]))
         roles.append((m.group(1), m.group(2)))
     if sorted(roles) != sorted((layer, n) for layer in LAYERS for n in ("kernel", "bias")):
-        fail(f"{call}: the model's parameters are {sorted('.'.join(r) for r in roles)}; expected a kernel and a "
-             "bias for each of layer1, layer2 and head.")
+        fail(_("{call}: the model's parameters are {params}; expected a kernel and a bias for each of layer1, "
+               "layer2 and head.").format(call=call, params=sorted('.'.join(r) for r in roles)))
     return roles
 
 
@@ -152,8 +157,9 @@ def _layers(params, x):
     h1 = np.maximum(pre1, 0)
     pre2 = h1 @ p["layer2", "kernel"] + p["layer2", "bias"]
     h2 = np.maximum(pre2, 0)
-    return {"layer1 before its ReLU": pre1, "layer1": h1, "layer2 before its ReLU": pre2, "layer2": h2,
-            "the head (the logits)": h2 @ p["head", "kernel"] + p["head", "bias"]}
+    # Keyed by the words a message names them with (translated where shown).
+    return {N_("layer1 before its ReLU"): pre1, "layer1": h1, N_("layer2 before its ReLU"): pre2, "layer2": h2,
+            N_("the head (the logits)"): h2 @ p["head", "kernel"] + p["head", "bias"]}
 
 
 def _which(got, layers):
@@ -166,60 +172,66 @@ def _which(got, layers):
 def _judge_features(got_feats, layers, what):
     want = layers["layer2"]
     if np.shape(got_feats) != want.shape:
-        fail(f"{what}: the activations have shape {np.shape(got_feats)}; layer2's, after its ReLU, are "
-             f"{want.shape}. Sow x right after x = nnx.relu(self.layer2(x)).")
+        fail(_("{what}: the activations have shape {got_shape}; layer2's, after its ReLU, are {shape}. "
+               "Sow x right after x = nnx.relu(self.layer2(x)).").format(
+                   what=what, got_shape=np.shape(got_feats), shape=want.shape))
     if np.allclose(got_feats, want, rtol=1e-4, atol=1e-5):
         return
     other = _which(got_feats, layers)
     if other:
-        fail(f"{what}: these are the activations of {other}; the exercise asks for layer2's, after its ReLU. "
-             "Sow x right after x = nnx.relu(self.layer2(x)).")
+        fail(_("{what}: these are the activations of {other}; the exercise asks for layer2's, after its ReLU. Sow "
+               "x right after x = nnx.relu(self.layer2(x)).").format(what=what, other=_(other)))
     diff = float(np.max(np.abs(np.asarray(got_feats, np.float64) - want)))
-    fail(f"{what}: the activations differ from layer2's (after its ReLU), computed here from the same "
-         f"parameters, by up to {diff:.3g}.")
+    fail(_("{what}: the activations differ from layer2's (after its ReLU), computed here from the same parameters, "
+           "by up to {diff:.3g}.").format(what=what, diff=diff))
 
 
 def test_the_model_sows_layer2(run, rng):
-    got, (d, h, n_old, _, batch), where = run
-    call = f"nnx.capture(model, nnx.Intermediate)(x) on Net({d}, {h}, {n_old}), x ({batch}, {d})"
+    got, (d, h, n_old, __, batch), where = run
+    call = _("nnx.capture(model, nnx.Intermediate)(x) on Net({d}, {h}, {n_old}), x ({batch}, {d})").format(
+        d=d, h=h, n_old=n_old, batch=batch)
     program = read_program(got.get("sown"), what=call)
     roles = _param_roles(got.get("paths"), len(program.args) - 1, call)
     names = got.get("sown_paths")
     if not isinstance(names, list) or not names:
-        fail(f"{call}: the model sows nothing. In Net.__call__, self.sow(nnx.Intermediate, 'features', x) "
-             "after layer2's ReLU.")
+        fail(_("{call}: the model sows nothing. In Net.__call__, self.sow(nnx.Intermediate, 'features', x) after "
+               "layer2's ReLU.").format(call=call))
     if len(names) != 1 or not str(names[0]).startswith("['features']") or len(program.results) != 1:
-        fail(f"{call}: the model sows {[str(n)[:60] for n in names][:5]}; expected one value, named 'features' "
-             "(self.sow(nnx.Intermediate, 'features', x), once per call).")
+        fail(_("{call}: the model sows {names}; expected one value, named 'features' (self.sow(nnx.Intermediate, "
+               "'features', x), once per call).").format(call=call, names=[str(n)[:60] for n in names][:5]))
     params = _draw_params(rng, d, h, n_old)
     x = rng.standard_normal((batch, d)).astype(np.float32)
     (value,) = run_lowered(got["sown"], [*(params[r] for r in roles), x],
-                           what=f"{call}, run here on parameters and x drawn here")
-    _judge_features(value, _layers(params, x), f"{call}, run here on parameters and x drawn here: what it sows")
+                           what=_("{call}, run here on parameters and x drawn here").format(call=call))
+    _judge_features(value, _layers(params, x),
+                    _("{call}, run here on parameters and x drawn here: what it sows").format(call=call))
 
 
 def test_features_under_jit_runs_here(run, rng):
-    got, (d, h, n_old, _, batch), where = run
-    call = f"features(model, x) on Net({d}, {h}, {n_old}), x ({batch}, {d}), lowered under jax.jit"
+    got, (d, h, n_old, __, batch), where = run
+    call = _("features(model, x) on Net({d}, {h}, {n_old}), x ({batch}, {d}), lowered under jax.jit").format(
+        d=d, h=h, n_old=n_old, batch=batch)
     program = read_program(got.get("features"), what=call)
     roles = _param_roles(got.get("paths"), len(program.args) - 1, call)
     if len(program.results) != 2:
-        fail(f"{call}: it returns {len(program.results)} arrays; expected two, (logits, activations).")
+        fail(_("{call}: it returns {n_program_results} arrays; expected two, (logits, activations).").format(
+            call=call, n_program_results=len(program.results)))
     params = _draw_params(rng, d, h, n_old)
     x = rng.standard_normal((batch, d)).astype(np.float32)
-    what = f"{call}, run here on parameters and x drawn here"
+    what = _("{call}, run here on parameters and x drawn here").format(call=call)
     logits, feats = run_lowered(got["features"], [*(params[r] for r in roles), x], what=what)
     layers = _layers(params, x)
     want = layers["the head (the logits)"]
     if np.shape(logits) != want.shape or not np.allclose(logits, want, rtol=1e-4, atol=1e-5):
-        fail(f"{what}: the first result is not the model's logits ({want.shape}); return (logits, activations).")
-    _judge_features(feats, layers, f"{what}: the second result")
+        fail(_("{what}: the first result is not the model's logits ({shape}); return (logits, activations).").format(
+            what=what, shape=want.shape))
+    _judge_features(feats, layers, _("{what}: the second result").format(what=what))
 
 
 def _train_roles(got, program, call):
     paths = got.get("train_paths")
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != len(program.args) - 2:
-        fail(f"{call}: the check could not read the model's and the optimizer's state.")
+        fail(_("{call}: the check could not read the model's and the optimizer's state.").format(call=call))
     roles = []
     for path, value in zip(paths, program.args):
         if m := _PARAM.match(path):
@@ -231,48 +243,56 @@ def _train_roles(got, program, call):
         elif _STEP.match(path):
             roles.append(("step",))
         else:
-            fail(f"{call}: the optimizer holds {path[:120]!r}; expected nnx.Optimizer(model, optax.adam(lr), "
-                 "wrt=<the head's parameters>).")
+            fail(_("{call}: the optimizer holds {path!r}; expected nnx.Optimizer(model, optax.adam(lr), "
+                   "wrt=<the head's parameters>).").format(call=call, path=path[:120]))
     trained = sorted({".".join(r[1:]) for r in roles if r[0] in ("mu", "nu") and r[1] != "head"})
     if trained:
-        fail(f"{call}: the optimizer keeps Adam state for {', '.join(trained)}: it trains the whole model. Only the "
-             "head is fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).")
+        fail(_("{call}: the optimizer keeps Adam state for {trained}: it trains the whole model. Only the "
+               "head is fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).").format(
+                   call=call, trained=', '.join(trained)))
     if not any(r[0] == "mu" for r in roles):
-        fail(f"{call}: the optimizer keeps no Adam moments for the head; expected optax.adam(lr) over the head's "
-             "parameters.")
+        fail(_("{call}: the optimizer keeps no Adam moments for the head; expected optax.adam(lr) over the head's "
+               "parameters.").format(call=call))
     if sorted(r[1:] for r in roles if r[0] == "param") != sorted((l, n) for l in LAYERS for n in ("kernel", "bias")):
-        fail(f"{call}: the model's parameters are {sorted('.'.join(r[1:]) for r in roles if r[0] == 'param')}; "
-             "expected layer1, layer2 and head (swap the head by assigning model.head).")
+        fail(_("{call}: the model's parameters are {params}; expected layer1, layer2 and head (swap the head by "
+               "assigning model.head).").format(
+                   call=call, params=sorted('.'.join(r[1:]) for r in roles if r[0] == 'param')))
     return roles
 
 
 def test_only_the_new_head_trains(run, rng):
     got, (d, h, n_old, n_new, batch), where = run
-    call = f"{where}; train_step(model, optimizer, x ({batch}, {d}), y ({batch},)), lowered under jax.jit"
+    call = _("{where}; train_step(model, optimizer, x ({batch}, {d}), y ({batch},)), lowered under jax.jit").format(
+        where=where, batch=batch, d=d)
     if "train_error" in got:
         shapes = {str(p): s for p, s in got.get("train_shapes", []) if isinstance(p, str)}
         moments = [(p, s) for p, s in shapes.items() if "['mu']['head']['kernel']" in p]
         hint = ""
         if moments and list(moments[0][1]) != [h, n_new]:
-            hint = (f" The optimizer's moments for head.kernel have shape {tuple(moments[0][1])}, the new head "
-                    f"({h}, {n_new}): the optimizer was built before the swap, for the old head. Build it after "
-                    "model.head = ....")
+            hint = (_(" The optimizer's moments for head.kernel have shape {shape}, the new head ({h}, "
+                      "{n_new}): the optimizer was built before the swap, for the old head. Build it after "
+                      "model.head = ....").format(shape=tuple(moments[0][1]), h=h, n_new=n_new))
         trained = sorted({f"{m.group(2)}.{m.group(3)}" for p in shapes if (m := _MOMENT.match(p)) and m.group(2) != "head"})
         if trained:
-            hint += (f" The optimizer keeps Adam state for {', '.join(trained)}: it trains the whole model. Only the "
-                     "head is fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).")
+            hint += _(" The optimizer keeps Adam state for {trained}: it trains the whole model. Only the head is "
+                      "fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).").format(
+                          trained=", ".join(trained))
         # Diagnosis only: these paths are the child's word, and the verdict (a fail) does not rest on them.
-        fail(f"{call}: the step could not be lowered: {str(got['train_error'])[:300]}.{hint}")
+        fail(_("{call}: the step could not be lowered: {error}.{hint}").format(
+            call=call, error=str(got['train_error'])[:300], hint=hint))
     program = read_program(got.get("train"), what=call)
     roles = _train_roles(got, program, call)
     for value, role in zip(program.args, roles):
         if role[0] in ("mu", "nu") and role[2] == "kernel" and value.shape != (h, n_new):
-            fail(f"{call}: Adam's {role[0]} for head.kernel has shape {value.shape}; the new head is ({h}, {n_new}). "
-                 "The optimizer was built for the old head: build it after the swap.")
+            fail(_("{call}: Adam's {moment} for head.kernel has shape {shape}; the new head is ({h}, {n_new}). The "
+                   "optimizer was built for the old head: build it after the swap.").format(
+                       call=call, moment=role[0], shape=value.shape, h=h, n_new=n_new))
         if role[:2] == ("param", "head") and role[2] == "kernel" and value.shape != (h, n_new):
-            fail(f"{call}: head.kernel has shape {value.shape}; the new head is nnx.Linear({h}, {n_new}).")
+            fail(_("{call}: head.kernel has shape {shape}; the new head is nnx.Linear({h}, {n_new}).").format(
+                call=call, shape=value.shape, h=h, n_new=n_new))
     if len(program.results) != len(roles) + 1 or program.results[0].shape != ():
-        fail(f"{call}: the step returns {len(program.results)} arrays; expected the loss and the state it took.")
+        fail(_("{call}: the step returns {n_program_results} arrays; expected the loss and the state it took.").format(
+            call=call, n_program_results=len(program.results)))
 
     params = _draw_params(rng, d, h, n_new)
     head = [("head", "kernel"), ("head", "bias")]
@@ -280,7 +300,7 @@ def test_only_the_new_head_trains(run, rng):
     mu = {k: (0.05 * rng.standard_normal(params[k].shape)).astype(np.float32) for k in head}
     nu = {k: rng.uniform(1e-3, 1e-2, params[k].shape).astype(np.float32) for k in head}
     batches = [(rng.standard_normal((batch, d)).astype(np.float32),
-                rng.integers(0, n_new, size=batch).astype(np.int32)) for _ in range(STEPS)]
+                rng.integers(0, n_new, size=batch).astype(np.int32)) for __ in range(STEPS)]
 
     def inputs():
         out = []
@@ -295,7 +315,8 @@ def test_only_the_new_head_trains(run, rng):
 
     body = {k: v.copy() for k, v in params.items() if k[0] != "head"}
     for s, (x, y) in enumerate(batches):
-        what = f"{call}, run here on step {s + 1} of {STEPS} (parameters, Adam state and data drawn here)"
+        what = _("{call}, run here on step {step} of {steps} (parameters, Adam state and data drawn here)").format(
+            call=call, step=s + 1, steps=STEPS)
         outs = run_lowered(got["train"], [*inputs(), x, y], what=what)
         loss, state = outs[0], outs[1:]
         # The reference: softmax cross-entropy of the head on layer2's activations, Adam on the head only.
@@ -305,8 +326,9 @@ def test_only_the_new_head_trains(run, rng):
         logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
         want_loss = -logp[np.arange(batch), y].mean()
         if np.shape(loss) != () or abs(float(loss) - want_loss) > 1e-4 * max(1.0, abs(want_loss)):
-            fail(f"{what}: the loss is {np.asarray(loss).ravel()[:1]}; the mean softmax cross-entropy of the "
-                 f"logits, before the update, is {want_loss:.6g}.")
+            fail(_("{what}: the loss is {loss}; the mean softmax cross-entropy of the logits, "
+                   "before the update, is {want_loss:.6g}.").format(
+                       what=what, loss=np.asarray(loss).ravel()[:1], want_loss=want_loss))
         d_logits = np.exp(logp)
         d_logits[np.arange(batch), y] -= 1
         d_logits /= batch
@@ -323,15 +345,15 @@ def test_only_the_new_head_trains(run, rng):
             key = role[1:]
             if key[0] != "head":
                 if not np.array_equal(value, body[key]):
-                    fail(f"{what}: {'.'.join(key)} changed; only the new head is fine-tuned. Take the gradients "
-                         "for the head only (nnx.value_and_grad(loss_fn, argnums=nnx.DiffState(0, HEAD))) and "
-                         "give the optimizer wrt=HEAD.")
+                    fail(_("{what}: {param} changed; only the new head is fine-tuned. Take the gradients for "
+                           "the head only (nnx.value_and_grad(loss_fn, argnums=nnx.DiffState(0, HEAD))) and give "
+                           "the optimizer wrt=HEAD.").format(what=what, param='.'.join(key)))
             elif np.shape(value) != new[key].shape or not np.allclose(value, new[key], rtol=1e-4, atol=1e-5):
                 diff = float(np.max(np.abs(np.asarray(value, np.float64) - new[key]))) \
                     if np.shape(value) == new[key].shape else float("nan")
-                fail(f"{what}: {'.'.join(key)} after the update differs from an Adam step on the head's "
-                     f"gradients by up to {diff:.3g}. Update with optimizer.update(model, grads), the gradients "
-                     "of the mean cross-entropy.")
+                fail(_("{what}: {param} after the update differs from an Adam step on the head's gradients by "
+                       "up to {diff:.3g}. Update with optimizer.update(model, grads), the gradients of the mean "
+                       "cross-entropy.").format(what=what, param='.'.join(key), diff=diff))
         # The next step starts from the program's own state, as a training loop would.
         for value, role in zip(state, roles):
             if role[0] == "param":
@@ -342,19 +364,21 @@ def test_only_the_new_head_trains(run, rng):
 
 def test_the_swapped_model_runs_here(run, rng):
     got, (d, h, n_old, n_new, batch), where = run
-    call = f"{where}: the new model's forward pass, lowered under jax.jit"
+    call = _("{where}: the new model's forward pass, lowered under jax.jit").format(where=where)
     program = read_program(got.get("forward"), what=call)
     roles = _param_roles(got.get("model_paths"), len(program.args) - 1, call)
     params = _draw_params(rng, d, h, n_new)
     x = (2.0 * rng.standard_normal((EVAL_ROWS, d))).astype(np.float32)
-    what = f"{call}, run here on parameters and x drawn here"
+    what = _("{call}, run here on parameters and x drawn here").format(call=call)
     for value, role in zip(program.args, roles):
         if value.shape != params[role].shape:
-            fail(f"{what}: {'.'.join(role)} has shape {value.shape}; expected {params[role].shape} "
-                 f"(a new head: nnx.Linear({h}, {n_new})).")
+            fail(_("{what}: {param} has shape {shape}; expected {shape2} (a new head: nnx.Linear({h}, "
+                   "{n_new})).").format(
+                       what=what, param='.'.join(role), shape=value.shape, shape2=params[role].shape, h=h,
+                       n_new=n_new))
     (logits,) = run_lowered(got["forward"], [*(params[r] for r in roles), x], what=what)
     want = _layers(params, x)["the head (the logits)"]
     if np.shape(logits) != want.shape or not np.allclose(logits, want, rtol=1e-4, atol=1e-5):
-        fail(f"{what}: the logits (shape {np.shape(logits)}) differ from layer1, layer2 and the new head "
-             f"computed here (shape {want.shape}). Assign the new layer to model.head, the attribute "
-             "Net.__call__ uses.")
+        fail(_("{what}: the logits (shape {got_shape}) differ from layer1, layer2 and the new head computed "
+               "here (shape {shape}). Assign the new layer to model.head, the attribute Net.__call__ uses.").format(
+                   what=what, got_shape=np.shape(logits), shape=want.shape))

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from course.engine.checking import fail
+from course.engine.words import _
 
 TIMEOUT = 60
 KEYS = ("first_s", "median_s", "times")
@@ -75,15 +76,17 @@ def _durations(rng, repeats):
 
 def _floats(out, call):
     if not isinstance(out, dict):
-        fail(f"{call} returned {type(out).__name__}, expected a dict with the keys {list(KEYS)}.")
+        fail(_("{call} returned {type}, expected a dict with the keys {list_keys}.").format(
+            call=call, type=type(out).__name__, list_keys=list(KEYS)))
     missing = [k for k in KEYS if k not in out]
     if missing:
-        fail(f"{call} returned a dict without the key(s) {missing}; it must have {list(KEYS)}.")
+        fail(_("{call} returned a dict without the key(s) {missing}; it must have {list_keys}.").format(
+            call=call, missing=missing, list_keys=list(KEYS)))
     times = out["times"]
     values = [out["first_s"], out["median_s"], *(times if isinstance(times, list) else [])]
     if not isinstance(times, list) or not all(isinstance(v, (float, np.floating)) and np.isfinite(v) for v in values):
-        fail(f"{call} returned {out!r:.300}; first_s and median_s must be Python floats and times a list of "
-             "them (float(...) of time.perf_counter() differences).")
+        fail(_("{call} returned {out!r:.300}; first_s and median_s must be Python floats and times a list of them "
+               "(float(...) of time.perf_counter() differences).").format(call=call, out=out))
     return float(out["first_s"]), float(out["median_s"]), [float(t) for t in times]
 
 
@@ -104,30 +107,33 @@ def test_calls_and_results(learner, rng):
     repeats = int(rng.choice([2, 4]))  # an even count: the median is the mean of the two middle timings
     got, call, first, median, times, wall, first_s, ready_s = _run(learner, rng, repeats, "single")
     if got["calls"] != 1 + repeats:
-        fail(f"{call} called fn {got['calls']} times; expected {1 + repeats}: once for the first (compiling) "
-             "call, then `repeats` timed calls.")
+        fail(_("{call} called fn {got_calls} times; expected {n_calls}: once for the first (compiling) call, "
+               "then `repeats` timed calls.").format(call=call, got_calls=got['calls'], n_calls=1 + repeats))
     if not got["args_ok"]:
-        fail(f"{call} did not call fn(1, 2) every time: pass *args through.")
+        fail(_("{call} did not call fn(1, 2) every time: pass *args through.").format(call=call))
     if len(times) != repeats:
-        fail(f"{call}['times'] should be a list of {repeats} timings (the first call excluded), got {len(times)}.")
+        fail(_("{call}['times'] should be a list of {repeats} timings (the first call excluded), got "
+               "{n_times}.").format(
+            call=call, repeats=repeats, n_times=len(times)))
     if got["blocked"] != list(range(1 + repeats)):
-        fail(f"{call} waited (block_until_ready) for the results of calls {got['blocked']} of "
-             f"{list(range(1 + repeats))}: wait for every call's result, the first one included.")
+        fail(_("{call} waited (block_until_ready) for the results of calls {got_blocked} of "
+               "{calls}: wait for every call's result, the first one included.").format(
+                   call=call, got_blocked=got['blocked'], calls=list(range(1 + repeats))))
     _check_median(call, median, times)
 
 
 def _check_median(call, median, times):
     if not np.isclose(median, float(np.median(times)), rtol=1e-9, atol=1e-12):
-        fail(f"{call}: median_s {median:.6f} is not the median of times ({float(np.median(times)):.6f}); with an "
-             "even number of timings the median is the mean of the two middle ones (np.median, "
-             "statistics.median).")
+        fail(_("{call}: median_s {median:.6f} is not the median of times ({want:.6f}); with an "
+               "even number of timings the median is the mean of the two middle ones (np.median, "
+               "statistics.median).").format(call=call, median=median, want=float(np.median(times))))
 
 
 def test_default_repeats_is_five(learner, rng):
-    got, call, first, median, times, wall, *_ = _run(learner, rng, None, "single")
+    got, call, first, median, times, wall, *__ = _run(learner, rng, None, "single")
     if got["calls"] != 6 or len(times) != 5:
-        fail(f"{call} without repeats made {got['calls']} calls and {len(times)} timings; the default is "
-             "repeats=5 (6 calls, 5 timings).")
+        fail(_("{call} without repeats made {got_calls} calls and {n_times} timings; the default is repeats=5 (6 "
+               "calls, 5 timings).").format(call=call, got_calls=got['calls'], n_times=len(times)))
 
 
 def test_timings_are_measured_around_the_wait(learner, rng):
@@ -135,22 +141,24 @@ def test_timings_are_measured_around_the_wait(learner, rng):
     shape = ["tuple", "dict"][int(rng.integers(0, 2))]  # two results per call: both must be waited for
     n_results = 2
     got, call, first, median, times, wall, first_s, ready_s = _run(learner, rng, repeats, shape)
-    call = f"{call} on a function returning a {shape} of results"
+    call = _("{call} on a function returning a {shape} of results").format(call=call, shape=shape)
     if len(times) != repeats:
-        fail(f"{call}['times'] should hold {repeats} timings, got {len(times)}.")
+        fail(_("{call}['times'] should hold {repeats} timings, got {n_times}.").format(
+            call=call, repeats=repeats, n_times=len(times)))
     if first < first_s + ready_s[0] * n_results:
-        fail(f"{call}: first_s is {first:.4f} s, but the first call takes at least "
-             f"{first_s + ready_s[0] * n_results:.4f} s (its compilation and its result). Time the first call "
-             "itself, from before the call until jax.block_until_ready(out) returns.")
+        fail(_("{call}: first_s is {first:.4f} s, but the first call takes at least {least:.4f} s (its compilation "
+               "and its result). Time the first call itself, from before the call until jax.block_until_ready(out) "
+               "returns.").format(call=call, first=first, least=first_s + ready_s[0] * n_results))
     for i, t in enumerate(times):
         need = ready_s[i + 1] * n_results
         if t < need:
-            fail(f"{call}: times[{i}] is {t:.4f} s, but that call's result takes {need:.4f} s to become "
-                 "ready. Read the clock after jax.block_until_ready(out), which waits for every array of a "
-                 "tuple or dict.")
+            fail(_("{call}: times[{i}] is {t:.4f} s, but that call's result takes {need:.4f} s to become ready. "
+                   "Read the clock after jax.block_until_ready(out), which waits for every array of a tuple or "
+                   "dict.").format(call=call, i=i, t=t, need=need))
     if first + sum(times) > wall:
-        fail(f"{call}: the timings add up to {first + sum(times):.3f} s, more than the {wall:.3f} s the whole "
-             "call took. Report the times you measure with time.perf_counter().")
+        fail(_("{call}: the timings add up to {total:.3f} s, more than the {wall:.3f} s the whole call "
+               "took. Report the times you measure with time.perf_counter().").format(
+                   call=call, total=first + sum(times), wall=wall))
     _check_median(call, median, times)
 
 
@@ -161,7 +169,9 @@ def test_real_jitted_function(learner):
     call = "time_fn(jax.jit(f), x, repeats=3)"
     first, median, times = _floats(out, call)
     if len(times) != 3 or min(first, *times) <= 0:
-        fail(f"{call} returned {out!r:.300}; expected 3 positive times and a positive first_s.")
+        fail(_("{call} returned {out!r:.300}; expected 3 positive times and a positive first_s.").format(
+            call=call, out=out))
     if first + sum(times) > wall:
-        fail(f"{call}: the timings add up to {first + sum(times):.3f} s, more than the {wall:.3f} s the whole "
-             "call took. Report the times you measure with time.perf_counter().")
+        fail(_("{call}: the timings add up to {total:.3f} s, more than the {wall:.3f} s the whole call "
+               "took. Report the times you measure with time.perf_counter().").format(
+                   call=call, total=first + sum(times), wall=wall))

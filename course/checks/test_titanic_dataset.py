@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_close, assert_equal, fail, side_by_side
+from course.engine.words import N_, _, probe_said
 
 TIMEOUT = 60
 
@@ -24,6 +25,13 @@ def _batch_size(rng, n):
     sizes = [b for b in range(4, 17) if n % b]
     return int(rng.choice(sizes))
 
+# What the probes report: [key, fields], worded here in the learner's language.
+PROBE_ERRORS = {
+    "not_tuple": N_("ds[{i}] returned {type}, not a tuple (features, label)."),
+    "not_pair": N_("numpy_collate returned {type}, not a pair (x, y)."),
+    "not_numpy": N_("a batch from the DataLoader holds {types}, not two NumPy arrays."),
+}
+
 
 def probe_items(module, x, y, indices):
     ds = module.TitanicDataset(x, y)
@@ -31,7 +39,7 @@ def probe_items(module, x, y, indices):
     for i in indices:
         item = ds[i]
         if not isinstance(item, tuple) or len(item) != 2:
-            return {"len": len(ds), "error": f"ds[{i}] returned {type(item).__name__}, not a tuple (features, label)"}
+            return {"len": len(ds), "error": ["not_tuple", {"i": i, "type": type(item).__name__}]}
         items.append({
             "types": [type(v).__module__.split(".")[0] + "." + type(v).__name__ for v in item],
             "values": [v if type(v).__module__.split(".")[0] == "numpy" else None for v in item],
@@ -45,7 +53,7 @@ def probe_collate(module, x, y):
     samples = [(x[i].astype(np.float32), np.array([y[i]], dtype=np.float32)) for i in range(len(x))]
     out = module.numpy_collate(samples)
     if not isinstance(out, (tuple, list)) or len(out) != 2:
-        return {"error": f"numpy_collate returned {type(out).__name__}, not a pair (x, y)"}
+        return {"error": ["not_pair", {"type": type(out).__name__}]}
     types = [type(v).__module__.split(".")[0] + "." + type(v).__name__ for v in out]
     return {"types": types, "values": [v if isinstance(v, np.ndarray) else None for v in out]}
 
@@ -66,7 +74,7 @@ def probe_loader(module, x, y, batch_size, seed):
     for batch in loader:
         types = [type(v).__module__.split(".")[0] + "." + type(v).__name__ for v in batch]
         if types != ["numpy.ndarray", "numpy.ndarray"]:
-            return {"error": f"a batch from the DataLoader holds {types}, not two NumPy arrays"}
+            return {"error": ["not_numpy", {"types": str(types)}]}
         batches.append(list(batch))
     return {"batches": batches}
 
@@ -91,36 +99,40 @@ def probe_side_effects(module, x, y, batch_size, seed, global_seed):
 
 def _item_error(result):
     if "error" in result:
-        fail(result["error"] + ".")
+        fail(probe_said(result["error"], PROBE_ERRORS) or str(result["error"])[:300])
 
 
 def test_dataset_length_and_items(learner, reference, rng):
     x, y = _data(rng)
     indices = [0, len(x) - 1] + [int(i) for i in rng.integers(0, len(x), size=3)]
     got, want = side_by_side(learner, reference).probe(probe_items, x, y, indices)
-    assert_equal(got["len"], want["len"], what=f"len(TitanicDataset(x, y)) with x of shape {x.shape}")
+    assert_equal(got["len"], want["len"], what=_("len(TitanicDataset(x, y)) with x of shape {shape}").format(
+        shape=x.shape))
     _item_error(got)
     for i, g, w in zip(indices, got["items"], want["items"]):
-        what = f"TitanicDataset(x, y)[{i}] with x of shape {x.shape}"
+        what = _("TitanicDataset(x, y)[{i}] with x of shape {shape}").format(i=i, shape=x.shape)
         if g["types"] != w["types"]:
-            fail(f"{what}: expected a pair of NumPy arrays, got {g['types']}.")
+            fail(_("{what}: expected a pair of NumPy arrays, got {types}.").format(what=what, types=g['types']))
         for part, gv, wv in zip(("features", "label"), g["values"], w["values"]):
             if gv.dtype != wv.dtype:
-                fail(f"{what}: the {part} have dtype {gv.dtype}, expected {wv.dtype} (convert in __init__).")
+                fail(_("{what}: the {part} have dtype {dtype}, expected {dtype2} (convert in __init__).").format(
+                    what=what, part=part, dtype=gv.dtype, dtype2=wv.dtype))
             assert_close(gv, wv, what=f"{what}, the {part}")
 
 
 def test_collate_stacks_into_numpy_batches(learner, reference, rng):
     x, y = _data(rng, 3, 12)
     got, want = side_by_side(learner, reference).probe(probe_collate, x, y)
-    what = f"numpy_collate on a list of {len(x)} samples of {x.shape[1]} features"
+    what = _("numpy_collate on a list of {n} samples of {n_features} features").format(
+        n=len(x), n_features=x.shape[1])
     _item_error(got)
     if got["types"] != want["types"]:
-        fail(f"{what}: expected two NumPy arrays (x, y), got {got['types']}. "
-             "The default collate makes torch tensors; stack with NumPy instead.")
+        fail(_("{what}: expected two NumPy arrays (x, y), got {got_types}. The default collate makes torch "
+               "tensors; stack with NumPy instead.").format(what=what, got_types=got['types']))
     for part, gv, wv in zip(("x", "y"), got["values"], want["values"]):
         if gv.dtype != wv.dtype:
-            fail(f"{what}: {part} has dtype {gv.dtype}, expected {wv.dtype}.")
+            fail(_("{what}: {part} has dtype {dtype}, expected {dtype2}.").format(
+                what=what, part=part, dtype=gv.dtype, dtype2=wv.dtype))
         assert_close(gv, wv, what=f"{what}, {part}")
 
 
@@ -129,14 +141,19 @@ def test_dataloader_batches_are_seeded_numpy(learner, reference, rng, seed):
     batch_size = _batch_size(rng, len(x))
     got, want = side_by_side(learner, reference).probe(probe_loader, x, y, batch_size, seed)
     _item_error(got)
-    what = (f"DataLoader(TitanicDataset(x, y), batch_size={batch_size}, shuffle=True, "
-            f"generator=torch.Generator().manual_seed(seed), collate_fn=numpy_collate) with x of shape {x.shape}")
+    what = (_("DataLoader(TitanicDataset(x, y), batch_size={batch_size}, shuffle=True, "
+              "generator=torch.Generator().manual_seed(seed), collate_fn=numpy_collate) with x of shape "
+              "{shape}").format(
+                  
+                  batch_size=batch_size, shape=x.shape))
     if len(got["batches"]) != len(want["batches"]):
-        fail(f"{what}: expected {len(want['batches'])} batches, got {len(got['batches'])}.")
+        fail(_("{what}: expected {n_want_batches} batches, got {n_got_batches}.").format(
+            what=what, n_want_batches=len(want['batches']), n_got_batches=len(got['batches'])))
     for k, (g, w) in enumerate(zip(got["batches"], want["batches"])):
         for part, gv, wv in zip(("x", "y"), g, w):
             if gv.dtype != wv.dtype:
-                fail(f"{what}: batch {k}, {part} has dtype {gv.dtype}, expected {wv.dtype}.")
+                fail(_("{what}: batch {k}, {part} has dtype {dtype}, expected {dtype2}.").format(
+                    what=what, k=k, part=part, dtype=gv.dtype, dtype2=wv.dtype))
             assert_close(gv, wv, what=f"{what}: batch {k}, {part}")
 
 
@@ -148,13 +165,13 @@ def _order_of(batches, index, what):
     order = []
     for k, batch in enumerate(batches):
         if not isinstance(batch, (tuple, list)) or len(batch) != 2:
-            fail(f"{what}: batch {k} is not a pair (x, y).")
-        xb, _ = batch
+            fail(_("{what}: batch {k} is not a pair (x, y).").format(what=what, k=k))
+        xb, __ = batch
         if not isinstance(xb, np.ndarray) or xb.ndim != 2:
-            fail(f"{what}: batch {k} x is not a 2-D array.")
+            fail(_("{what}: batch {k} x is not a 2-D array.").format(what=what, k=k))
         for row in xb.astype(np.float32, copy=False):
             if row.tobytes() not in index:
-                fail(f"{what}: batch {k} holds a row that is not a row of the input features.")
+                fail(_("{what}: batch {k} holds a row that is not a row of the input features.").format(what=what, k=k))
             order.append(index[row.tobytes()])
     return order
 
@@ -163,47 +180,58 @@ def test_numpy_batches_cover_every_row_once_in_seeded_order(learner, rng, seed):
     x, y = _data(rng)
     batch_size = _batch_size(rng, len(x))
     n = len(x)
-    what = f"numpy_batches(x, y, batch_size={batch_size}, seed={seed}) with x of shape {x.shape}"
+    what = _("numpy_batches(x, y, batch_size={batch_size}, seed={seed}) with x of shape {shape}").format(
+        batch_size=batch_size, seed=seed, shape=x.shape)
     batches = learner.call("numpy_batches", x, y, batch_size, seed)
     if not isinstance(batches, (list, tuple)):
-        fail(f"{what}: expected a list of (x, y) batches, got {type(batches).__name__}.")
+        fail(_("{what}: expected a list of (x, y) batches, got {type}.").format(
+            what=what, type=type(batches).__name__))
     n_batches = -(-n // batch_size)
     if len(batches) != n_batches:
-        fail(f"{what}: expected {n_batches} batches ({n} rows), got {len(batches)}.")
+        fail(_("{what}: expected {n_batches} batches ({n} rows), got {n_batches2}.").format(
+            what=what, n_batches=n_batches, n=n, n_batches2=len(batches)))
     x32, y32 = x.astype(np.float32), y.astype(np.float32)
     order = _order_of(batches, _row_index(x32), what)
     if sorted(order) != list(range(n)):
-        fail(f"{what}: every row must appear exactly once; got {len(order)} rows, {len(set(order))} distinct.")
+        fail(_("{what}: every row must appear exactly once; got {n_order} rows, {n_set_order} distinct.").format(
+            what=what, n_order=len(order), n_set_order=len(set(order))))
     if order == list(range(n)):
-        fail(f"{what}: the rows come in their original order; shuffle them with np.random.default_rng(seed).")
+        fail(_("{what}: the rows come in their original order; shuffle them with np.random.default_rng(seed).").format(
+            what=what))
     # A whole shuffle scatters every block of consecutive rows over the batches: that each
     # batch holds one such block (in any order) is out of the question by chance.
     blocks = {tuple(range(s, min(s + batch_size, n))) for s in range(0, n, batch_size)}
     sizes = [len(b[0]) for b in batches]
     starts = np.cumsum([0, *sizes])[:-1]
     if all(tuple(sorted(order[s:s + k])) in blocks for s, k in zip(starts, sizes)):
-        fail(f"{what}: every batch holds {batch_size} consecutive rows of the input (only the rows within a "
-             "batch, or only the batches, were shuffled). Shuffle the order of all the rows first, then cut it "
-             "into batches.")
+        fail(_("{what}: every batch holds {batch_size} consecutive rows of the input (only the rows within a "
+               "batch, or only the batches, were shuffled). Shuffle the order of all the rows first, then cut it "
+               "into batches.").format(what=what, batch_size=batch_size))
     for k, (xb, yb) in enumerate(batches):
         rows = len(xb)
         expected_rows = batch_size if k < n_batches - 1 else n - batch_size * (n_batches - 1)
         if rows != expected_rows:
-            fail(f"{what}: batch {k} has {rows} rows, expected {expected_rows}.")
+            fail(_("{what}: batch {k} has {rows} rows, expected {expected_rows}.").format(
+                what=what, k=k, rows=rows, expected_rows=expected_rows))
         if xb.dtype != np.float32 or not isinstance(yb, np.ndarray) or yb.dtype != np.float32:
-            fail(f"{what}: batch {k} has dtypes {xb.dtype}/{getattr(yb, 'dtype', type(yb).__name__)}, expected float32/float32.")
+            fail(_("{what}: batch {k} has dtypes {x_dtype}/{y_dtype}, expected float32/float32.").format(
+                what=what, k=k, x_dtype=xb.dtype, y_dtype=getattr(yb, 'dtype', type(yb).__name__)))
         if yb.shape != (rows, 1):
-            fail(f"{what}: batch {k} labels have shape {yb.shape}, expected {(rows, 1)}.")
+            fail(_("{what}: batch {k} labels have shape {shape}, expected {expected}.").format(
+                what=what, k=k, shape=yb.shape, expected=(rows, 1)))
         start = sum(len(b[0]) for b in batches[:k])
         want_y = y32[order[start:start + rows]].reshape(-1, 1)
-        assert_close(yb, want_y, what=f"{what}: batch {k} labels (each label must stay with its row)")
+        assert_close(yb, want_y, what=_("{what}: batch {k} labels (each label must stay with its row)").format(
+            what=what, k=k))
 
     again = learner.call("numpy_batches", x, y, batch_size, seed)
     if _order_of(again, _row_index(x32), what) != order:
-        fail(f"{what}: a second call with the same seed gave a different order; the order must come from `seed` only.")
+        fail(_("{what}: a second call with the same seed gave a different order; the order must come from `seed` "
+               "only.").format(what=what))
     other = learner.call("numpy_batches", x, y, batch_size, seed + 1)
     if _order_of(other, _row_index(x32), what) == order:
-        fail(f"{what}: seed {seed + 1} gave the same order as seed {seed}; use the seed argument.")
+        fail(_("{what}: seed {seed_1} gave the same order as seed {seed}; use the seed argument.").format(
+            what=what, seed_1=seed + 1, seed=seed))
 
 
 def _same_batches(a, b):
@@ -234,18 +262,19 @@ def test_numpy_batches_leaves_the_caller_state_alone(learner, rng, seed):
     while global_seed == seed:
         global_seed = int(rng.integers(2**31))
     got = learner.probe(probe_side_effects, x32, y32, batch_size, seed, global_seed)
-    what = (f"numpy_batches(x, y, batch_size={batch_size}, seed={seed}) with x float32 of shape {x.shape} "
-            f"and y float32 of shape {y.shape}")
+    what = (_("numpy_batches(x, y, batch_size={batch_size}, seed={seed}) with x float32 of shape {shape} and y "
+              "float32 of shape {shape2}").format(batch_size=batch_size, seed=seed, shape=x.shape, shape2=y.shape))
     changed = [name for name, arr, want in (("x", got["x"], x32), ("y", got["y"], y32))
                if not (isinstance(arr, np.ndarray) and arr.shape == want.shape and np.array_equal(arr, want))]
     if changed:
-        fail(f"{what}, called twice on the same arrays, changed the caller's {' and '.join(changed)} in place "
-             "(the rows were shuffled in the caller's arrays). Leave the inputs alone: draw a permutation of the "
-             "row indices, order = np.random.default_rng(seed).permutation(len(x)), and index with it.")
+        fail(_("{what}, called twice on the same arrays, changed the caller's {arrays} in place (the "
+               "rows were shuffled in the caller's arrays). Leave the inputs alone: draw a permutation of the row "
+               "indices, order = np.random.default_rng(seed).permutation(len(x)), and index with it.").format(
+                   what=what, arrays=' and '.join(changed)))
     if not _same_batches(got["first"], got["second"]):
-        fail(f"{what}, called twice with the same seed on the same arrays, gave different batches. "
-             "The order must come from `seed` only: draw it with np.random.default_rng(seed) on every call.")
+        fail(_("{what}, called twice with the same seed on the same arrays, gave different batches. The order must "
+               "come from `seed` only: draw it with np.random.default_rng(seed) on every call.").format(what=what))
     if not _same_state(got["state_before"], got["state_after"]):
-        fail(f"{what} changed NumPy's global random state (np.random.seed / np.random.permutation reseed or draw "
-             "from the generator every other user of np.random shares). Draw the order from a generator of "
-             "your own: np.random.default_rng(seed).permutation(len(x)).")
+        fail(_("{what} changed NumPy's global random state (np.random.seed / np.random.permutation reseed or draw "
+               "from the generator every other user of np.random shares). Draw the order from a generator of your "
+               "own: np.random.default_rng(seed).permutation(len(x)).").format(what=what))

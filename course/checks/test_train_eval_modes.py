@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_close, fail
+from course.engine.words import N_, _, probe_said
 
 TIMEOUT = 90
 
@@ -38,6 +39,13 @@ def probe_seeding(module, sizes, seed, x):
         "out_b": b(x),
     }
 
+# What the probes report: [key, fields], worded here in the learner's language.
+PROBE_ERRORS = {
+    "layers": N_("expected one nnx.BatchNorm, one nnx.Linear({d_in}, {hidden}) and one nnx.Linear({hidden}, {d_out}) "
+                 "in the Classifier, found {norms}, {firsts} and {lasts}"),
+    "no_bias": N_("a Linear layer without bias (PyTorch's Linear has one)"),
+}
+
 
 def probe_modes(module, sizes, rate, seed, x, head):
     """Outputs and state, read as arrays; every expectation is computed by the check."""
@@ -51,9 +59,8 @@ def probe_modes(module, sizes, rate, seed, x, head):
     lasts = [m for _, m in nnx.iter_modules(model)
              if isinstance(m, nnx.Linear) and tuple(m.kernel.shape) == (sizes[1], sizes[2])]
     if len(norms) != 1 or len(firsts) != 1 or len(lasts) != 1:
-        return {"error": f"expected one nnx.BatchNorm, one nnx.Linear({sizes[0]}, {sizes[1]}) and one "
-                         f"nnx.Linear({sizes[1]}, {sizes[2]}) in the Classifier, found {len(norms)}, "
-                         f"{len(firsts)} and {len(lasts)}"}
+        return {"error": ["layers", {"d_in": sizes[0], "hidden": sizes[1], "d_out": sizes[2], "norms": len(norms),
+                                     "firsts": len(firsts), "lasts": len(lasts)}]}
     norm, first, last = norms[0], firsts[0], lasts[0]
 
     def arr(v):
@@ -102,12 +109,11 @@ def probe_dropout_place(module, sizes, rate, seed, x, d, b, calls):
     lasts = [m for _, m in nnx.iter_modules(model)
              if isinstance(m, nnx.Linear) and tuple(m.kernel.shape) == (hidden, d_out)]
     if len(norms) != 1 or len(firsts) != 1 or len(lasts) != 1:
-        return {"error": f"expected one nnx.BatchNorm, one nnx.Linear({d_in}, {hidden}) and one "
-                         f"nnx.Linear({hidden}, {d_out}) in the Classifier, found {len(norms)}, "
-                         f"{len(firsts)} and {len(lasts)}"}
+        return {"error": ["layers", {"d_in": d_in, "hidden": hidden, "d_out": d_out, "norms": len(norms),
+                                     "firsts": len(firsts), "lasts": len(lasts)}]}
     norm, first, last = norms[0], firsts[0], lasts[0]
     if last.bias is None or first.bias is None:
-        return {"error": "a Linear layer without bias (PyTorch's Linear has one)"}
+        return {"error": ["no_bias", {}]}
     kernel = np.zeros((hidden, d_out), np.float32)
     kernel[np.arange(len(d)), np.arange(len(d))] = d
     last.kernel[...] = kernel
@@ -141,7 +147,8 @@ def _modes(learner, rng, seed, rate=None):
     head = int(rng.integers(1, len(x) - 1))
     got = learner.probe(probe_modes, list(sizes), rate, seed, x, head)
     if "error" in got:
-        fail(f"Classifier{sizes}: {got['error']}.")
+        fail(_("Classifier{sizes}: {error}.").format(
+            sizes=sizes, error=probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300]))
     got["rate"] = rate
     return sizes, x, head, got
 
@@ -150,72 +157,78 @@ def test_same_seed_same_model(learner, rng, seed):
     sizes, x = _case(rng)
     got = learner.probe(probe_seeding, list(sizes), seed, x)
     if not _same(got["a"], got["b"]):
-        fail(f"Classifier{sizes} built twice with rngs=nnx.Rngs({seed}) has different parameters: "
-             "take every key from `rngs`.")
+        fail(_("Classifier{sizes} built twice with rngs=nnx.Rngs({seed}) has different parameters: take every key "
+               "from `rngs`.").format(sizes=sizes, seed=seed))
     if _same(got["a"], got["c"]):
-        fail(f"Classifier{sizes} has the same parameters for nnx.Rngs({seed}) and nnx.Rngs({seed + 1}): "
-             "pass `rngs` to the layers instead of a fixed key.")
-    assert_close(got["out_b"], got["out_a"], what=f"the first training-mode output of two Classifier{sizes} "
-                                                   f"built with nnx.Rngs({seed}) (dropout masks come from `rngs`)")
+        fail(_("Classifier{sizes} has the same parameters for nnx.Rngs({seed}) and nnx.Rngs({seed_1}): pass `rngs` "
+               "to the layers instead of a fixed key.").format(sizes=sizes, seed=seed, seed_1=seed + 1))
+    assert_close(got["out_b"], got["out_a"], what=_("the first training-mode output of two Classifier{sizes} built "
+                                                    "with nnx.Rngs({seed}) (dropout masks come from `rngs`)").format(
+                                                        sizes=sizes, seed=seed))
     if _same(got["masks_a"], got["masks_c"]):
-        fail(f"Classifier{sizes} built with nnx.Rngs({seed}) and with nnx.Rngs({seed + 1}), given the same "
-             "parameters, drops the same units in training mode (two calls each): the dropout masks do not "
-             "come from `rngs`. Give the Dropout layer the `rngs` passed to the Classifier.")
+        fail(_("Classifier{sizes} built with nnx.Rngs({seed}) and with nnx.Rngs({seed_1}), given the same "
+               "parameters, drops the same units in training mode (two calls each): the dropout masks do not come "
+               "from `rngs`. Give the Dropout layer the `rngs` passed to the Classifier.").format(
+                   sizes=sizes, seed=seed, seed_1=seed + 1))
 
 
 def test_dropout_is_active_in_training(learner, rng, seed):
-    sizes, x, _, got = _modes(learner, rng, seed)
+    sizes, x, __, got = _modes(learner, rng, seed)
     train_1, train_2 = got["train"][:2]
     if np.allclose(train_1, train_2):
-        fail(f"Classifier{sizes}(x) with dropout_rate={got['rate']:.2f} gave the same output twice in training mode: "
-             "dropout should draw a new mask on every call (give the Dropout layer `rngs`).")
+        fail(_("Classifier{sizes}(x) with dropout_rate={got_rate:.2f} gave the same output twice in training mode: "
+               "dropout should draw a new mask on every call (give the Dropout layer `rngs`).").format(
+                   sizes=sizes, got_rate=got['rate']))
 
 
 def test_dropout_rate_is_used(learner, rng, seed):
-    sizes, x, _, got = _modes(learner, rng, seed, 0.0)
+    sizes, x, __, got = _modes(learner, rng, seed, 0.0)
     train_1, train_2 = got["train"][:2]
-    assert_close(train_2, train_1, what=f"two training-mode calls of Classifier{sizes}(x) with dropout_rate=0.0 "
-                                        "(nothing is dropped, so they must agree)", rtol=1e-5, atol=1e-5)
+    assert_close(train_2, train_1, what=_("two training-mode calls of Classifier{sizes}(x) with dropout_rate=0.0 "
+                                          "(nothing is dropped, so they must agree)").format(
+                                              sizes=sizes), rtol=1e-5, atol=1e-5)
 
 
 def test_batchnorm_momentum_matches_pytorch(learner, rng, seed):
-    sizes, x, _, got = _modes(learner, rng, seed)
+    sizes, x, __, got = _modes(learner, rng, seed)
     # PyTorch's momentum 0.1: the running mean moves 10% of the way to the batch mean (from 0).
     w = got["weights"]
     batch_mean = (x.astype(np.float64) @ w["k1"].astype(np.float64) + w["b1"]).mean(axis=0)
     after_relu = np.maximum(x.astype(np.float64) @ w["k1"].astype(np.float64) + w["b1"], 0).mean(axis=0)
     if not np.allclose(batch_mean, after_relu, rtol=1e-3, atol=1e-4) and any(
             np.allclose(got["mean_after_one_step"], m * after_relu, rtol=1e-4, atol=1e-5) for m in (0.1, 0.9)):
-        fail(f"the BatchNorm of Classifier{sizes} normalises the ReLU's output (its running mean follows the mean "
-             "after ReLU): the order is linear, batch norm, ReLU, dropout, linear.")
+        fail(_("the BatchNorm of Classifier{sizes} normalises the ReLU's output (its running mean follows the mean "
+               "after ReLU): the order is linear, batch norm, ReLU, dropout, linear.").format(sizes=sizes))
     assert_close(got["mean_after_one_step"], (0.1 * batch_mean).astype(np.float32), rtol=1e-4, atol=1e-5,
-                 what=f"the BatchNorm running mean after one training call of Classifier{sizes} on x of shape "
-                      f"{x.shape} (PyTorch's momentum=0.1; Flax counts momentum the other way)")
+                 what=_("the BatchNorm running mean after one training call of Classifier{sizes} on x of shape "
+                        "{shape} (PyTorch's momentum=0.1; Flax counts momentum the other way)").format(
+                            sizes=sizes, shape=x.shape))
 
 
 def test_predict_is_evaluation_mode(learner, rng, seed):
     sizes, x, head, got = _modes(learner, rng, seed)
     expected_eval = _eval_forward(got["weights"], got["stats_before"], x).astype(np.float32)
     assert_close(got["predicted"], expected_eval, rtol=1e-4, atol=1e-5,
-                 what=f"predict(model, x) for Classifier{sizes} and x of shape {x.shape}, against the model "
-                      "with dropout off and BatchNorm on its running averages (computed by the check)")
+                 what=_("predict(model, x) for Classifier{sizes} and x of shape {shape}, against the model with "
+                        "dropout off and BatchNorm on its running averages (computed by the check)").format(
+                            sizes=sizes, shape=x.shape))
     assert_close(got["predicted_head"], expected_eval[:head], rtol=1e-4, atol=1e-5,
-                 what=f"predict(model, x[:{head}]) against predict(model, x)[:{head}] (in evaluation mode a "
-                      "row's prediction does not depend on the rest of the batch)")
+                 what=_("predict(model, x[:{head}]) against predict(model, x)[:{head}] (in evaluation mode a row's "
+                        "prediction does not depend on the rest of the batch)").format(head=head))
 
 
 def test_predict_leaves_the_model_training(learner, rng, seed):
-    sizes, x, _, got = _modes(learner, rng, seed)
+    sizes, x, __, got = _modes(learner, rng, seed)
     for name, before, after in zip(("mean", "var"), got["stats_before"], got["stats_after"]):
-        assert_close(after, before, what=f"BatchNorm running {name} after predict(model, x) "
-                                         "(evaluating must not update the statistics)")
+        assert_close(after, before, what=_("BatchNorm running {name} after predict(model, x) (evaluating must not "
+                                           "update the statistics)").format(name=name))
     train_3, train_4 = got["train"][2:]
     if np.allclose(train_3, train_4):
-        fail(f"after predict(model, x), Classifier{sizes}(x) gives the same output twice: the model was left "
-             "in evaluation mode. Use nnx.view, or switch back to training mode before returning.")
+        fail(_("after predict(model, x), Classifier{sizes}(x) gives the same output twice: the model was left in "
+               "evaluation mode. Use nnx.view, or switch back to training mode before returning.").format(sizes=sizes))
     if np.allclose(got["stats_after_training_again"][0], got["stats_after"][0]):
-        fail(f"after predict(model, x), a training call of Classifier{sizes} no longer updates the BatchNorm "
-             "running averages: the model was left in evaluation mode.")
+        fail(_("after predict(model, x), a training call of Classifier{sizes} no longer updates the BatchNorm "
+               "running averages: the model was left in evaluation mode.").format(sizes=sizes))
 
 
 # Training-mode calls on one batch: each draws a fresh mask over the same batch statistics,
@@ -246,18 +259,21 @@ def test_dropout_between_the_layers_at_the_rate(learner, rng, seed):
     b = (rng.uniform(0.5, 1.5, d_out) * rng.choice([-1.0, 1.0], d_out)).astype(np.float32)
     got = learner.probe(probe_dropout_place, list(sizes), rate, seed, x, d, b, DROPOUT_CALLS)
     if "error" in got:
-        fail(f"Classifier{sizes}: {got['error']}.")
-    where = (f"Classifier{sizes}, dropout_rate={rate}, with linear2's kernel set to a diagonal diag(d) and its bias "
-             f"to b, called {DROPOUT_CALLS} times in training mode on x of shape {x.shape}")
+        fail(_("Classifier{sizes}: {error}.").format(
+            sizes=sizes, error=probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300]))
+    where = (_("Classifier{sizes}, dropout_rate={rate}, with linear2's kernel set to a diagonal diag(d) and its "
+               "bias to b, called {DROPOUT_CALLS} times in training mode on x of shape {shape}").format(
+                   sizes=sizes, rate=rate, DROPOUT_CALLS=DROPOUT_CALLS, shape=x.shape))
     w = {k: np.asarray(v, np.float64) for k, v in got["weights"].items()}
     kernel = np.zeros((hidden, d_out))
     kernel[np.arange(seen), np.arange(seen)] = d
     if not (np.array_equal(w["k2"], kernel) and np.array_equal(w["b2"], b.astype(np.float64))):
-        fail(f"{where}: the kernel and bias read back from that Linear are not the values set: keep the layers' "
-             "parameters as nnx.Param in nnx.Linear layers.")
+        fail(_("{where}: the kernel and bias read back from that Linear are not the values set: keep the layers' "
+               "parameters as nnx.Param in nnx.Linear layers.").format(where=where))
     outs = [np.asarray(o, np.float64) for o in got["train"]]
     if len(outs) != DROPOUT_CALLS or any(o.shape != (len(x), d_out) for o in outs):
-        fail(f"{where}: the outputs have shapes {[o.shape for o in outs][:3]}...; expected {(len(x), d_out)}.")
+        fail(_("{where}: the outputs have shapes {shapes}...; expected {expected}.").format(
+            where=where, shapes=[o.shape for o in outs][:3], expected=(len(x), d_out)))
     h = np.asarray(x, np.float64) @ w["k1"] + w["b1"]
     h = (h - h.mean(axis=0)) / np.sqrt(h.var(axis=0) + 1e-5) * w["scale"] + w["bias"]
     a = np.maximum(h[:, :seen], 0)
@@ -273,24 +289,26 @@ def test_dropout_between_the_layers_at_the_rate(learner, rng, seed):
     ok, dropped = one_of(bb, a * dd / (1 - rate) + bb)
     if not ok.all():
         if one_of(bb, a * dd / rate + bb)[0].all():
-            fail(f"{where}: the kept hidden units are scaled by 1/{rate} instead of 1/(1 - {rate}): the rate was "
-                 "taken as the probability of keeping a unit. nnx.Dropout(rate) takes the probability of "
-                 "dropping one: pass dropout_rate itself.")
+            fail(_("{where}: the kept hidden units are scaled by 1/{rate} instead of 1/(1 - {rate}): the rate was "
+                   "taken as the probability of keeping a unit. nnx.Dropout(rate) takes the probability of "
+                   "dropping one: pass dropout_rate itself.").format(where=where, rate=rate))
         if one_of(np.zeros_like(bb), (a * dd + bb) / (1 - rate))[0].all():
-            fail(f"{where}: whole outputs are zeroed or scaled by 1/(1 - rate), bias included: the dropout is "
-                 "applied to the logits. Apply it to the hidden units, before the last Linear: "
-                 "linear2(dropout(h)).")
+            fail(_("{where}: whole outputs are zeroed or scaled by 1/(1 - rate), bias included: the dropout is "
+                   "applied to the logits. Apply it to the hidden units, before the last Linear: "
+                   "linear2(dropout(h)).").format(where=where))
         if one_of(bb, a * dd + bb)[0].all():
-            fail(f"{where}: the kept hidden units are not scaled by 1/(1 - rate): use nnx.Dropout(dropout_rate), "
-                 "which scales them (inverted dropout), as PyTorch's Dropout does.")
+            fail(_("{where}: the kept hidden units are not scaled by 1/(1 - rate): use nnx.Dropout(dropout_rate), "
+                   "which scales them (inverted dropout), as PyTorch's Dropout does.").format(where=where))
         i = int(np.argmin(ok))
-        fail(f"{where}: an output at a clearly active hidden unit (ReLU output {a[i]:.4f}, d {dd[i]:.4f}, "
-             f"b {bb[i]:.4f}) is {out[i]:.4f}; expected b (unit dropped) or a * d / (1 - rate) + b = "
-             f"{a[i] * dd[i] / (1 - rate) + bb[i]:.4f} (unit kept). The order is linear, batch norm, ReLU, "
-             "dropout, linear, with nnx.Dropout(dropout_rate).")
+        fail(_("{where}: an output at a clearly active hidden unit (ReLU output {a_i:.4f}, d {dd_i:.4f}, b "
+               "{bb_i:.4f}) is {out_i:.4f}; expected b (unit dropped) or a * d / (1 - rate) + b = "
+               "{kept:.4f} (unit kept). The order is linear, batch norm, ReLU, dropout, linear, "
+               "with nnx.Dropout(dropout_rate).").format(
+                   where=where, a_i=a[i], dd_i=dd[i], bb_i=bb[i], out_i=out[i],
+                   kept=a[i] * dd[i] / (1 - rate) + bb[i]))
     n, k = int(active.sum()), int(dropped.sum())
     below, above = _binomial_tails(n, k, rate)
     if min(below, above) < 1e-10:
-        fail(f"{where}: {k} of {n} clearly active hidden units were dropped ({k / n:.3f}); expected about "
-             f"{rate} of them. Each unit must be dropped with probability dropout_rate: "
-             "nnx.Dropout(dropout_rate).")
+        fail(_("{where}: {k} of {n} clearly active hidden units were dropped ({k_n:.3f}); expected about {rate} of "
+               "them. Each unit must be dropped with probability dropout_rate: nnx.Dropout(dropout_rate).").format(
+                   where=where, k=k, n=n, k_n=k / n, rate=rate))

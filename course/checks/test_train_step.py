@@ -11,12 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_close, assert_tree_close, fail, side_by_side
+from course.engine.words import N_, _, probe_said
 
 TIMEOUT = 90
 # (d_in, hidden) and batch sizes from small fixed sets, so that the programs compiled
 # for them are reused from one check to the next; the values are drawn fresh.
 MODEL_SIZES = [(4, 8), (9, 16)]
 BATCH_SIZES = [16, 32]
+
+# What probe_steps reports: [key, fields], worded here in the learner's language.
+PROBE_ERRORS = {"not_optimizer": N_("make_optimizer returned {type}, expected an nnx.Optimizer.")}
 
 
 def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init, sgd=False):
@@ -39,7 +43,7 @@ def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init, sgd=Fal
     nnx.update(model, state)
     optimizer = module.make_optimizer(model, learning_rate)
     if not isinstance(optimizer, nnx.Optimizer):
-        return {"error": f"make_optimizer returned {type(optimizer).__name__}, expected an nnx.Optimizer"}
+        return {"error": ["not_optimizer", {"type": type(optimizer).__name__}]}
     losses = []
     for x, y in zip(xs, ys):
         losses.append(module.train_step(model, optimizer, jnp.asarray(x), jnp.asarray(y)))
@@ -94,18 +98,21 @@ def _run_both(learner, reference, rng, seed, n_steps, sgd=False):
     init = _init(rng, d_in, hidden)
     got, want = side_by_side(learner, reference).probe(probe_steps, d_in, hidden, seed, lr, xs, ys, init, sgd)
     if "error" in got:
-        fail(got["error"] + ".")
-    where = f"MLP({d_in}, {hidden}), make_optimizer(model, {lr:.3g}), {n_steps} train_step call(s)"
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
+    where = _("MLP({d_in}, {hidden}), make_optimizer(model, {lr:.3g}), {n_steps} train_step call(s)").format(
+        d_in=d_in, hidden=hidden, lr=lr, n_steps=n_steps)
     params = got.get("params")
     if not isinstance(params, dict) or sorted(params) != ["linear1", "linear2"]:
-        fail(f"{where}: the model's parameters came back as {params!r:.200}; train the model you are given.")
+        fail(_("{where}: the model's parameters came back as {params!r:.200}; train the model you are given.").format(
+            where=where, params=params))
     before, after = _dead_unit(init), _dead_unit(params)
     for name in before:
         if not np.array_equal(before[name], after[name]):
-            fail(f"{where}: {name}, which belongs to a hidden unit that is never active and so gets zero "
-                 f"gradients, moved from {before[name]!r:.80} to {after[name]!r:.80}. Adam leaves weights "
-                 "without gradient exactly where they are; weight decay (AdamW, add_decayed_weights) moves "
-                 "them. Use optax.adam(learning_rate).")
+            fail(_("{where}: {name}, which belongs to a hidden unit that is never active and so gets zero "
+                   "gradients, moved from {before_name!r:.80} to {after_name!r:.80}. Adam leaves weights without "
+                   "gradient exactly where they are; weight decay (AdamW, add_decayed_weights) moves them. Use "
+                   "optax.adam(learning_rate).").format(
+                       where=where, name=name, before_name=before[name], after_name=after[name]))
     if sgd:
         where = (where, init, len(xs[0]))
     return got, want, where
@@ -121,20 +128,24 @@ def _same_gradient_step(got, want, init, where, batch):
     try:
         moved, expected = _flat(got) - _flat(init), _flat(want) - _flat(init)
     except (KeyError, TypeError, ValueError):
-        fail(f"{where}: with optax.sgd in place of your optimizer, the parameters came back as {got!r:.200}.")
+        fail(_("{where}: with optax.sgd in place of your optimizer, the parameters came back as {got!r:.200}.").format(
+            where=where, got=got))
     if np.allclose(moved, expected, rtol=1e-3, atol=1e-7):
         return
-    what = f"{where}: with optax.sgd in place of your optimizer, one train_step moved the parameters"
+    what = _("{where}: with optax.sgd in place of your optimizer, one train_step moved the parameters").format(
+        where=where)
     scale = float(moved @ expected / (expected @ expected)) if expected @ expected > 0 else 0.0
     if _cos(moved, expected) > 0.999 and abs(scale - batch) < 0.01 * batch:
-        fail(f"{what} {scale:.4g} times as far as the gradient of the mean loss would (the batch has {batch} "
-             "examples): the gradients are those of the summed loss. Differentiate the mean loss that "
-             "train_step returns.")
+        fail(_("{what} {scale:.4g} times as far as the gradient of the mean loss would (the batch has {batch} "
+               "examples): the gradients are those of the summed loss. Differentiate the mean loss that train_step "
+               "returns.").format(what=what, scale=scale, batch=batch))
     if np.allclose(moved, 0.0, atol=1e-12):
-        fail(f"{what} not at all: update the model with optimizer.update(model, grads).")
-    fail(f"{what} by the wrong amount: {_norm(moved):.4g} instead of {_norm(expected):.4g}, in a direction "
-         f"{_cos(moved, expected):.3f} (cosine) to the gradient of the mean binary cross-entropy. The gradients "
-         "must be those of the loss train_step returns, taken with nnx.value_and_grad.")
+        fail(_("{what} not at all: update the model with optimizer.update(model, grads).").format(what=what))
+    fail(_("{what} by the wrong amount: {norm_moved:.4g} instead of {norm_expected:.4g}, in a direction "
+           "{cos_moved_expected:.3f} (cosine) to the gradient of the mean binary cross-entropy. The gradients must "
+           "be those of the loss train_step returns, taken with nnx.value_and_grad.").format(
+               what=what, norm_moved=_norm(moved), norm_expected=_norm(expected),
+               cos_moved_expected=_cos(moved, expected)))
 
 
 def _norm(v):
@@ -148,17 +159,20 @@ def _cos(a, b):
 def test_first_step(learner, reference, rng, seed):
     got, want, (where, init, batch) = _run_both(learner, reference, rng, seed, 1, sgd=True)
     assert_close(got["losses"][0], want["losses"][0],
-                 what=f"{where}: the returned loss (mean BCE with logits, before the update)", rtol=1e-4, atol=1e-6,
+                 what=_("{where}: the returned loss (mean BCE with logits, before the update)").format(
+                     where=where), rtol=1e-4, atol=1e-6,
                  dtype=np.float32)
     _same_gradient_step(got.get("sgd_params"), want["sgd_params"], init, where, batch)
     assert_tree_close(got["params"], want["params"],
-                      what=f"{where}: the parameters after one Adam update", rtol=1e-4, atol=1e-6)
+                      what=_("{where}: the parameters after one Adam update").format(where=where), rtol=1e-4, atol=1e-6)
 
 
 def test_several_steps(learner, reference, rng, seed):
     got, want, where = _run_both(learner, reference, rng, seed, 4)
-    assert_tree_close(got["losses"], want["losses"], what=f"{where}: the losses returned, step by step",
+    assert_tree_close(got["losses"], want["losses"], what=_("{where}: the losses returned, step by step").format(
+        where=where),
                       rtol=1e-4, atol=1e-6, dtype=np.float32)
     assert_tree_close(got["params"], want["params"],
-                      what=f"{where}: the parameters after the last step (Adam keeps moments between steps)",
+                      what=_("{where}: the parameters after the last step (Adam keeps moments between steps)").format(
+                          where=where),
                       rtol=1e-4, atol=1e-6)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from course.engine.checking import assert_close, assert_equal, fail, side_by_side
+from course.engine.words import N_, _, probe_said
 
 # An uncompiled NNX loop takes a while on a slow CPU; compiled, a few seconds.
 TIMEOUT = 300
@@ -31,6 +32,14 @@ LAYERS = {"linear1": {"kernel": (9, 64), "bias": (64,)}, "linear2": {"kernel": (
 REPLAY_ATOL = 2e-3
 HISTORY_RTOL = 2e-3
 
+# What the probes report: [key, fields], worded here in the learner's language.
+PROBE_ERRORS = {
+    "not_tuple": N_("train_titanic returned {type}, expected a tuple (model, history, orders)."),
+    "tuple_length": N_("train_titanic returned {type} of length {n}, expected a tuple (model, history, orders)."),
+    "not_module": N_("train_titanic returned {type} as the model, expected an nnx.Module."),
+    "not_dict": N_("evaluate returned {type}, expected a dict."),
+}
+
 
 def probe_train(module, x_train, y_train, epochs, batch_size, learning_rate, seed):
     import numpy as np
@@ -39,12 +48,12 @@ def probe_train(module, x_train, y_train, epochs, batch_size, learning_rate, see
     out = module.train_titanic(x_train, y_train, epochs=epochs, batch_size=batch_size,
                                learning_rate=learning_rate, seed=seed)
     if not isinstance(out, tuple) or len(out) != 3:
-        return {"error": f"train_titanic returned {type(out).__name__}"
-                         f"{' of length %d' % len(out) if isinstance(out, tuple) else ''}, "
-                         "expected a tuple (model, history, orders)"}
+        if isinstance(out, tuple):
+            return {"error": ["tuple_length", {"type": type(out).__name__, "n": len(out)}]}
+        return {"error": ["not_tuple", {"type": type(out).__name__}]}
     model, history, orders = out
     if not isinstance(model, nnx.Module):
-        return {"error": f"train_titanic returned {type(model).__name__} as the model, expected an nnx.Module"}
+        return {"error": ["not_module", {"type": type(model).__name__}]}
     return {"params": nnx.to_pure_dict(nnx.state(model, nnx.Param)),
             "history": list(history) if isinstance(history, (list, tuple)) else history,
             "orders": [np.asarray(o) for o in orders] if isinstance(orders, (list, tuple)) else orders}
@@ -82,7 +91,7 @@ def probe_evaluate(module, seed, x, y):
 
     result = module.evaluate(MLP(nnx.Rngs(seed)), x, y)
     if not isinstance(result, dict):
-        return {"error": f"evaluate returned {type(result).__name__}, expected a dict"}
+        return {"error": ["not_dict", {"type": type(result).__name__}]}
     return result
 
 
@@ -92,12 +101,14 @@ def test_evaluate_matches_reference(learner, reference, rng, seed):
     y = rng.integers(0, 2, size=n).astype(np.float32)
     got, want = side_by_side(learner, reference).probe(probe_evaluate, seed, x, y)
     if "error" in got:
-        fail(got["error"] + ".")
-    assert_equal(sorted(got), sorted(want), what=f"the keys of evaluate(model, x {x.shape}, y {y.shape})")
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
+    assert_equal(sorted(got), sorted(want), what=_("the keys of evaluate(model, x {shape}, y {shape2})").format(
+        shape=x.shape, shape2=y.shape))
     for key in want:
         if not isinstance(got[key], (float, np.floating)):
-            fail(f"evaluate(model, x {x.shape}, y {y.shape})[{key!r}] is {type(got[key]).__name__}, "
-                 "expected a Python float: wrap it in float(...).")
+            fail(_("evaluate(model, x {shape}, y {shape2})[{key!r}] is {type}, expected a Python float: wrap "
+                   "it in float(...).").format(
+                       shape=x.shape, shape2=y.shape, key=key, type=type(got[key]).__name__))
         assert_close(got[key], want[key], what=f"evaluate(model, x {x.shape}, y {y.shape})[{key!r}]",
                      rtol=1e-4, atol=1e-6)
 
@@ -120,28 +131,34 @@ def _params(got, call):
               for layer, p in sorted(params.items())} if isinstance(params, dict) else None
     want = {layer: dict(sorted(p.items())) for layer, p in sorted(LAYERS.items())}
     if shapes != want:
-        fail(f"{call}: the returned model's parameters are {shapes}; the article's MLP 9 -> 64 -> 1 (the "
-             f"class given in the file) has {want}. Train MLP(rngs=nnx.Rngs(seed)) and return it.")
+        fail(_("{call}: the returned model's parameters are {shapes}; the article's MLP 9 -> 64 -> 1 (the class "
+               "given in the file) has {want}. Train MLP(rngs=nnx.Rngs(seed)) and return it.").format(
+                   call=call, shapes=shapes, want=want))
     return {layer: {name: np.asarray(v, np.float32) for name, v in p.items()} for layer, p in params.items()}
 
 
 def _batches(orders, n, epochs, batch_size, call):
     if not isinstance(orders, list) or len(orders) != epochs:
-        fail(f"{call}: orders should be a list of {epochs} arrays (the row order of each epoch), "
-             f"got {type(orders).__name__}{' of length %d' % len(orders) if isinstance(orders, list) else ''}.")
+        if isinstance(orders, list):
+            fail(_("{call}: orders should be a list of {epochs} arrays (the row order of each epoch), got "
+                   "{type} of length {n}.").format(call=call, epochs=epochs, type=type(orders).__name__, n=len(orders)))
+        fail(_("{call}: orders should be a list of {epochs} arrays (the row order of each epoch), got "
+               "{type}.").format(call=call, epochs=epochs, type=type(orders).__name__))
     rows = np.arange(n)
     for e, order in enumerate(orders):
         if not isinstance(order, np.ndarray) or order.ndim != 1 or order.dtype.kind not in "iu" \
                 or order.shape[0] != n or not np.array_equal(np.sort(order), rows):
-            fail(f"{call}: orders[{e}] is not a permutation of the {n} row indices "
-                 f"({getattr(order, 'dtype', type(order).__name__)}, shape {getattr(order, 'shape', '?')}).")
+            fail(_("{call}: orders[{e}] is not a permutation of the {n} row indices ({dtype}, shape "
+                   "{shape}).").format(
+                       call=call, e=e, n=n, dtype=getattr(order, 'dtype', type(order).__name__),
+                       shape=getattr(order, 'shape', '?')))
     if all(np.array_equal(o, rows) for o in orders):
-        fail(f"{call}: every epoch visits the rows in file order: the data is never shuffled. "
-             "Draw a permutation of the rows at the start of every epoch.")
+        fail(_("{call}: every epoch visits the rows in file order: the data is never shuffled. Draw a permutation "
+               "of the rows at the start of every epoch.").format(call=call))
     for e in range(1, epochs):
         if np.array_equal(orders[e], orders[e - 1]):
-            fail(f"{call}: epochs {e - 1} and {e} use the same row order. Shuffle afresh every epoch: one "
-                 "generator made before the loop, one rng.permutation(n) per epoch.")
+            fail(_("{call}: epochs {e_1} and {e} use the same row order. Shuffle afresh every epoch: one generator "
+                   "made before the loop, one rng.permutation(n) per epoch.").format(call=call, e_1=e - 1, e=e))
     return orders
 
 
@@ -199,18 +216,20 @@ def _forward(params, x):
 def test_training_follows_from_shuffled_adam_steps_and_generalises(learner, reference, rng, seed):
     split = _split(seed)
     learning_rate = float(rng.choice([2e-3, 3e-3]))  # never the default, which a hard-coded rate would match
-    call = (f"train_titanic(x_train {split.x_train.shape}, y_train, epochs={EPOCHS}, batch_size={BATCH_SIZE}, "
-            f"learning_rate={learning_rate:g}, seed={seed})")
+    call = (_("train_titanic(x_train {shape}, y_train, epochs={EPOCHS}, batch_size={BATCH_SIZE}, "
+              "learning_rate={learning_rate:g}, seed={seed})").format(
+                  shape=split.x_train.shape, EPOCHS=EPOCHS, BATCH_SIZE=BATCH_SIZE, learning_rate=learning_rate,
+                  seed=seed))
     got = learner.probe(probe_train, split.x_train, split.y_train, EPOCHS, BATCH_SIZE, learning_rate, seed)
     if "error" in got:
-        fail(got["error"] + ".")
+        fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])
     params = _params(got, call)
     history = got["history"]
     if not isinstance(history, list) or len(history) != EPOCHS or not all(isinstance(h, (float, np.floating)) for h in history):
-        fail(f"{call}: history should be a list of {EPOCHS} Python floats (the mean training loss of each "
-             f"epoch), got {history!r:.200}.")
+        fail(_("{call}: history should be a list of {EPOCHS} Python floats (the mean training loss of each epoch), "
+               "got {history!r:.200}.").format(call=call, EPOCHS=EPOCHS, history=history))
     if not all(np.isfinite(history)):
-        fail(f"{call}: history holds non-finite losses: {history}.")
+        fail(_("{call}: history holds non-finite losses: {history}.").format(call=call, history=history))
     n = split.n_train
     orders = _batches(got["orders"], n, EPOCHS, BATCH_SIZE, call)
 
@@ -221,29 +240,33 @@ def test_training_follows_from_shuffled_adam_steps_and_generalises(learner, refe
     diffs = [_max_diff(params, r[0]) for r in replays]
     best = int(np.argmin(diffs))
     if diffs[best] > REPLAY_ATOL:
-        fail(f"{call}: the returned parameters do not follow from Adam(learning_rate={learning_rate:g}) steps "
-             f"on the batches your orders give, starting from MLP(rngs=nnx.Rngs({seed})) (largest difference "
-             f"{diffs[best]:.3g} from a replay of your training). Use optax.adam(learning_rate) (not SGD, not "
-             "AdamW), one step per batch of rows order[start:start + batch_size], and return the orders you "
-             "really used.")
-    _, losses, sizes = replays[best]
+        fail(_("{call}: the returned parameters do not follow from Adam(learning_rate={learning_rate:g}) steps on "
+               "the batches your orders give, starting from MLP(rngs=nnx.Rngs({seed})) (largest difference "
+               "{diffs_best:.3g} from a replay of your training). Use optax.adam(learning_rate) (not SGD, not "
+               "AdamW), one step per batch of rows order[start:start + batch_size], and return the orders you "
+               "really used.").format(call=call, learning_rate=learning_rate, seed=seed, diffs_best=diffs[best]))
+    __, losses, sizes = replays[best]
     means = [float(np.mean(l)) for l in losses]
     weighted = [float(np.average(l, weights=s)) for l, s in zip(losses, sizes)]
     if not (np.allclose(history, means, rtol=HISTORY_RTOL, atol=1e-5)
             or np.allclose(history, weighted, rtol=HISTORY_RTOL, atol=1e-5)):
         sums = [float(np.sum(l)) for l in losses]
-        hint = (" It looks like the sum of the batch losses: divide by the number of batches."
+        hint = (_(" It looks like the sum of the batch losses: divide by the number of batches.")
                 if np.allclose(history, sums, rtol=HISTORY_RTOL) else "")
-        fail(f"{call}: history {[round(h, 4) for h in history[:4]]}... is not the mean training loss of each "
-             f"epoch (a replay of your batches gives {[round(m, 4) for m in means[:4]]}...).{hint}")
+        fail(_("{call}: history {history}... is not the mean training loss of each epoch (a replay of your batches "
+               "gives {replay}...).{hint}").format(
+                   call=call, history=[round(h, 4) for h in history[:4]], replay=[round(m, 4) for m in means[:4]],
+                   hint=hint))
     logits = _forward(params, split.x_test)
     if logits.shape != (split.n_test,) or not np.all(np.isfinite(logits)):
-        fail(f"{call}: the trained model gives non-finite logits on held-out passengers.")
+        fail(_("{call}: the trained model gives non-finite logits on held-out passengers.").format(call=call))
     accuracy = float(np.mean((logits > 0) == (split.y_test > 0.5)))
     if accuracy < ACCURACY_FLOOR:
-        fail(f"{call}: held-out accuracy {accuracy:.3f}, below the floor {ACCURACY_FLOOR} "
-             f"(always answering 'did not survive' gives about 0.62; the article's setup reaches about 0.80). "
-             f"Training loss went {history[0]:.3f} -> {history[-1]:.3f}.")
+        fail(_("{call}: held-out accuracy {accuracy:.3f}, below the floor {ACCURACY_FLOOR} (always answering 'did "
+               "not survive' gives about 0.62; the article's setup reaches about 0.80). Training loss went "
+               "{history_0:.3f} -> {history_1:.3f}.").format(
+                   call=call, accuracy=accuracy, ACCURACY_FLOOR=ACCURACY_FLOOR, history_0=history[0],
+                   history_1=history[-1]))
 
 
 def test_shuffle_is_seeded_from_seed(learner, rng, seed):
@@ -259,11 +282,12 @@ def test_shuffle_is_seeded_from_seed(learner, rng, seed):
         _batches(run, n, 2, BATCH_SIZE, call.format(s))
     first, again, moved = runs
     if not all(np.array_equal(a, b) for a, b in zip(first, again)):
-        fail(f"{call.format(seed)}, called twice, shuffled the rows differently: the shuffle is not seeded from "
-             "`seed` (np.random.default_rng() without a seed, or a generator made outside train_titanic, draws "
-             "new orders on every run). Make the generator inside train_titanic from its argument: "
-             "rng = np.random.default_rng(seed), or jax.random.key(seed).")
+        fail(_("{first}, called twice, shuffled the rows differently: the shuffle is not seeded from "
+               "`seed` (np.random.default_rng() without a seed, or a generator made outside train_titanic, draws "
+               "new orders on every run). Make the generator inside train_titanic from its argument: rng = "
+               "np.random.default_rng(seed), or jax.random.key(seed).").format(first=call.format(seed)))
     if all(np.array_equal(a, b) for a, b in zip(first, moved)):
-        fail(f"{call.format(seed)} and {call.format(other)} shuffled the rows in the same orders: the shuffle "
-             "ignores `seed`. Make the generator from it: rng = np.random.default_rng(seed), or "
-             "jax.random.key(seed).")
+        fail(_("{first} and {second} shuffled the rows in the same orders: the shuffle "
+               "ignores `seed`. Make the generator from it: rng = np.random.default_rng(seed), or "
+               "jax.random.key(seed).").format(first=call.format(seed), second=call.format(
+                   other)))

@@ -215,7 +215,7 @@ class Child:
     # -- helpers -------------------------------------------------------------
     def _module(self) -> types.ModuleType:
         if self.module is None:
-            raise Failure("import_error", "the learner's module is not loaded")
+            raise _said("import_error", [say("the learner's module is not loaded")])
         return self.module
 
     def _plain(self, value: Any, where: str, during: list) -> Any:

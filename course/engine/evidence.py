@@ -28,6 +28,7 @@ import numpy as np
 
 from course.engine.checking import fail
 from course.engine.programs import Program, ProgramError, parse, run
+from course.engine.words import _
 
 __all__ = ["ProgramError", "bce_with_logits", "main_signature", "mlp_forward", "read_program", "run_lowered"]
 
@@ -44,7 +45,7 @@ def read_program(text: Any, *, what: str) -> Program:
     try:
         return parse(text)
     except ProgramError as e:
-        fail(f"{what}: the check could not read the program JAX lowered: {e}.")
+        fail(_("{what}: the check could not read the program JAX lowered: {e}.").format(what=what, e=e))
     raise AssertionError("unreachable")
 
 
@@ -58,7 +59,8 @@ def run_lowered(text: Any, args: list, *, what: str) -> list[np.ndarray]:
     try:
         return run(text, *args)
     except ProgramError as e:
-        fail(f"{what}: the program your function lowers to under jax.jit cannot be run by the check: {e}.")
+        fail(_("{what}: the program your function lowers to under jax.jit cannot be run by the check: {e}.").format(
+            what=what, e=e))
     raise AssertionError("unreachable")
 
 

@@ -209,7 +209,7 @@ class LearnerProxy:
             self._loaded_path = self._proc.stage(run.learner_file)
             try:
                 self._request({"op": "load", "path": self._loaded_path, "display": run.display,
-                               "module": run.learner_file.stem}, "while importing your file")
+                               "module": run.learner_file.stem}, _("while importing your file"))
             except LearnerFailure as f:
                 self._failure = f
                 raise
@@ -234,7 +234,8 @@ class LearnerProxy:
             if said:
                 f.message = said
             if f.cause == "timeout":
-                f.message = f"your code took longer than the {run.budget:g} s allowed {during}."
+                f.message = _("your code took longer than the {budget:g} s allowed {during}.").format(
+                    budget=run.budget, during=during)
                 running = _running_line(f.details.get("stack"), self._loaded_path, run.learner_file, run.display)
                 if running:
                     f.message += "\n" + _("It was running {where}").format(where=running)
@@ -248,23 +249,25 @@ class LearnerProxy:
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         self._process()
-        return self._request({"op": "call", "name": name, **encode_args(args, kwargs)}, f"in `{name}`")
+        return self._request({"op": "call", "name": name, **encode_args(args, kwargs)}, _("in `{name}`").format(
+            name=name))
 
     def probe(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         self._process()
         msg = {"op": "probe", "fn": fn.__name__, "source": _probe_source(fn), **encode_args(args, kwargs)}
-        return self._request(msg, f"while the check ran `{fn.__name__}` on your code")
+        return self._request(msg, _("while the check ran `{name}` on your code").format(name=fn.__name__))
 
     def probe_with_pauses(self, pauses: dict[str, float], fn: Any, *args: Any, **kwargs: Any) -> Any:
         """`probe`, with waits whose lengths stay on this side: the probe's code calls
         `course.engine.child.pause(name)` and returns after `pauses[name]` seconds."""
         self._process()
         msg = {"op": "probe", "fn": fn.__name__, "source": _probe_source(fn), **encode_args(args, kwargs)}
-        return self._request(msg, f"while the check ran `{fn.__name__}` on your code", pauses=pauses)
+        return self._request(msg, _("while the check ran `{name}` on your code").format(name=fn.__name__),
+                             pauses=pauses)
 
     def has(self, name: str) -> bool:
         self._process()
-        return bool(self._request({"op": "has", "name": name}, "while looking up names"))
+        return bool(self._request({"op": "has", "name": name}, _("while looking up names")))
 
     def restart(self) -> None:
         """End the learner's process; the next request imports the learner's file in a new one.

@@ -32,6 +32,7 @@ from course.engine.checking import LearnerFailure
 from course.engine.isolation import Sandbox
 from course.engine.child import HEADER
 from course.engine.wire import DecodeError, from_wire, read_json, to_wire
+from course.engine.words import _
 
 CHILD_SCRIPT = Path(__file__).resolve().parent / "child.py"
 DEFAULT_MEMORY_MB = int(os.environ.get("JAXLINGS_MEMORY_MB", "4096"))
@@ -187,10 +188,11 @@ class LearnerProcess:
     def wait_ready(self, deadline: float) -> None:
         if self.ready:
             return
-        msg = self._read(deadline, during="starting Python for your code")
+        msg = self._read(deadline, during=_("starting Python for your code"))
         if not isinstance(msg, dict) or not msg.get("ready"):
             detail = msg.get("message") if isinstance(msg, dict) else None
-            self._die(LearnerFailure("crash", f"the process for your code could not start: {detail or msg!r}"))
+            self._die(LearnerFailure("crash", _("the process for your code could not start: {detail!r}").format(
+                detail=detail or msg)))
         self.ready = True
 
     def request(self, msg: dict, deadline: float, *, during: str, pauses: dict[str, float] | None = None) -> Any:
@@ -216,19 +218,23 @@ class LearnerProcess:
         while isinstance(reply, dict) and "pause" in reply:
             name = reply["pause"]
             if not isinstance(name, str) or name not in waits:
-                self._die(LearnerFailure("crash", f"the process for your code asked for an unknown wait {during}."))
+                self._die(LearnerFailure("crash", _("the process for your code asked for an unknown wait "
+                                                    "{during}.").format(
+                    during=during)))
             time.sleep(max(0.0, min(waits.pop(name), deadline - time.monotonic())))
             resumed = json.dumps({"resumed": name}).encode()
             self._write(HEADER.pack(len(resumed)) + resumed, deadline, during)
             reply = self._read(deadline, during=during)
         self._forget_late_dump()
         if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
-            self._die(LearnerFailure("crash", f"the process for your code sent a malformed reply {during}."))
+            self._die(LearnerFailure("crash", _("the process for your code sent a malformed reply {during}.").format(
+                during=during)))
         if reply["ok"]:
             try:
                 return from_wire(reply.get("value"))
             except DecodeError as e:
-                self._die(LearnerFailure("not_plain_data", f"the result {during} could not be read: {e}"))
+                self._die(LearnerFailure("not_plain_data", _("the result {during} could not be read: {e}").format(
+                    during=during, e=e)))
         cause = reply.get("cause")
         if cause not in LEARNER_CAUSES:
             cause = "crash"
@@ -246,12 +252,15 @@ class LearnerProcess:
         head = self._read_exact(HEADER.size, deadline, during)
         (n,) = HEADER.unpack(head)
         if n > MAX_REPLY:
-            self._die(LearnerFailure("out_of_memory", f"the result {during} is too large ({n >> 20} MiB)."))
+            self._die(LearnerFailure("out_of_memory", _("the result {during} is too large ({mib} MiB).").format(
+                during=during, mib=n >> 20)))
         body = self._read_exact(n, deadline, during)
         try:
             return read_json(body)
         except DecodeError as e:
-            self._die(LearnerFailure("crash", f"the process for your code sent an unreadable reply {during} ({e})."))
+            self._die(LearnerFailure("crash", _("the process for your code sent an unreadable reply {during} "
+                                                "({e}).").format(
+                during=during, e=e)))
 
     def _read_exact(self, n: int, deadline: float, during: str) -> bytes:
         fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
@@ -276,9 +285,10 @@ class LearnerProcess:
             if now >= deadline:
                 stack = self.stack_dump()
                 self.kill()
-                self._die(LearnerFailure("timeout", f"your code took too long {during} (time limit reached).",
+                self._die(LearnerFailure("timeout", _("your code took too long {during} (time limit reached).").format(
+                    during=during),
                                          stack=stack))
-            r, w, _ = select.select([] if write else [fd], [fd] if write else [], [], min(POLL_S * 4, deadline - now))
+            r, w, __ = select.select([] if write else [fd], [fd] if write else [], [], min(POLL_S * 4, deadline - now))
             if r or w:
                 return
             self._check_memory(during)
@@ -301,7 +311,8 @@ class LearnerProcess:
             self._die(
                 LearnerFailure(
                     "out_of_memory",
-                    f"your code used more than {self.memory_mb} MiB of memory {during}; it was stopped.",
+                    _("your code used more than {memory_mb} MiB of memory {during}; it was stopped.").format(
+                        memory_mb=self.memory_mb, during=during),
                 )
             )
 
@@ -313,22 +324,23 @@ class LearnerProcess:
             code = self.proc.wait()
         self._drain.join(timeout=1)
         tail = _tail(self.output())
-        shown = f"\nLast output:\n{tail}" if tail else ""
+        shown = "\n" + _("Last output:") + "\n" + tail if tail else ""
         if code is not None and code < 0:
             sig = -code
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
             if sig == signal.SIGKILL and not self.killed_by_us:
                 return LearnerFailure(
                     "out_of_memory",
-                    f"the process running your code was killed by the system {during} "
-                    f"(usually: out of memory).{shown}",
+                    _("the process running your code was killed by the system {during} (usually: out of "
+                      "memory).{shown}").format(during=during, shown=shown),
                     code=code,
                 )
-            return LearnerFailure("crash", f"the process running your code crashed ({name}) {during}.{shown}", code=code)
+            return LearnerFailure("crash", _("the process running your code crashed ({name}) {during}.{shown}").format(
+                name=name, during=during, shown=shown), code=code)
         return LearnerFailure(
             "exit",
-            f"your code ended its process (exit code {code}) {during}, so it returned nothing. "
-            f"Don't call os._exit / sys.exit / exit() in an exercise.{shown}",
+            _("your code ended its process (exit code {code}) {during}, so it returned nothing. Don't call "
+              "os._exit / sys.exit / exit() in an exercise.{shown}").format(code=code, during=during, shown=shown),
             code=code,
         )
 

@@ -51,6 +51,7 @@ CHILD_PHRASES = frozenset({
     N_("{file} cannot be compiled: {error}"),
     N_("{file}, line {line}: {error}"),
     N_("`{name}{signature}` cannot be called the way the check calls it: {name}({arguments})."),
+    N_("the learner's module is not loaded"),
 })
 _MAX_DEPTH = 3
 
@@ -89,5 +90,25 @@ def _phrase(pair: list, translate, depth: int) -> str | None:
         fields[key] = value
     try:
         return translate(pair[0]).format(**fields)
+    except (KeyError, IndexError, ValueError):
+        return None
+
+
+def probe_said(said: object, phrases: dict) -> str | None:
+    """What a check's probe reported, `[key, fields]`, as text in the learner's language.
+
+    The probe runs in the learner's process, which cannot translate: it names one of the
+    check's `phrases` (key -> template marked with N_) and sends the fields as text or
+    integers; each is shown as it came (never formatted again). None if malformed."""
+    if not (isinstance(said, list) and len(said) == 2 and isinstance(said[0], str) and said[0] in phrases
+            and isinstance(said[1], dict)):
+        return None
+    fields = {}
+    for key, value in said[1].items():
+        if not isinstance(key, str) or not isinstance(value, (str, int)) or isinstance(value, bool):
+            return None
+        fields[key] = value
+    try:
+        return _(phrases[said[0]]).format(**fields)
     except (KeyError, IndexError, ValueError):
         return None
