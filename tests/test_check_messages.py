@@ -154,7 +154,6 @@ def test_the_shadowing_reader_sees_a_loop_variable():
     assert not shadowed_underscore("def f():\n    for _ in range(2):\n        pass\n", "<case>")
 
 
-@pytest.mark.xfail(strict=False, reason="the checks and engine modules not yet converted still show English")
 def test_no_check_or_engine_message_is_left_unmarked():
     found = [f"{path.relative_to(ROOT).as_posix()}:{line}: {text[:80]}"
              for path in FILES
