@@ -113,9 +113,7 @@ def _run_both(learner, reference, rng, seed, n_steps, sgd=False):
                    "gradient exactly where they are; weight decay (AdamW, add_decayed_weights) moves them. Use "
                    "optax.adam(learning_rate).").format(
                        where=where, name=name, before_name=before[name], after_name=after[name]))
-    if sgd:
-        where = (where, init, len(xs[0]))
-    return got, want, where
+    return got, want, where, {"init": init, "batch": len(xs[0]), "lr": lr}
 
 
 def _flat(params):
@@ -157,22 +155,48 @@ def _cos(a, b):
 
 
 def test_first_step(learner, reference, rng, seed):
-    got, want, (where, init, batch) = _run_both(learner, reference, rng, seed, 1, sgd=True)
+    got, want, where, drawn = _run_both(learner, reference, rng, seed, 1, sgd=True)
     assert_close(got["losses"][0], want["losses"][0],
                  what=_("{where}: the returned loss (mean BCE with logits, before the update)").format(
                      where=where), rtol=1e-4, atol=1e-6,
                  dtype=np.float32)
-    _same_gradient_step(got.get("sgd_params"), want["sgd_params"], init, where, batch)
+    _same_gradient_step(got.get("sgd_params"), want["sgd_params"], drawn["init"], where, drawn["batch"])
     assert_tree_close(got["params"], want["params"],
                       what=_("{where}: the parameters after one Adam update").format(where=where), rtol=1e-4, atol=1e-6)
 
 
 def test_several_steps(learner, reference, rng, seed):
-    got, want, where = _run_both(learner, reference, rng, seed, 4)
-    assert_tree_close(got["losses"], want["losses"], what=_("{where}: the losses returned, step by step").format(
-        where=where),
+    got, want, where, drawn = _run_both(learner, reference, rng, seed, 4)
+    _same_adam_path(got["params"], want["params"], drawn["lr"], where)
+    # The first loss comes before any update; the later ones follow the parameters, which float
+    # rounding may move by a part of the learning rate (above), so they are held less tightly.
+    losses = got["losses"] if isinstance(got["losses"], list) else [got["losses"]]
+    assert_tree_close(losses[:1], want["losses"][:1],
+                      what=_("{where}: the losses returned, step by step").format(where=where),
                       rtol=1e-4, atol=1e-6, dtype=np.float32)
-    assert_tree_close(got["params"], want["params"],
-                      what=_("{where}: the parameters after the last step (Adam keeps moments between steps)").format(
-                          where=where),
-                      rtol=1e-4, atol=1e-6)
+    assert_tree_close(losses, want["losses"], what=_("{where}: the losses returned, step by step").format(
+        where=where), rtol=2e-3, atol=1e-5, dtype=np.float32)
+
+
+def _same_adam_path(got, want, lr, where):
+    """Four Adam steps, judged over all parameters together by the 90th percentile and the largest difference.
+
+    Adam divides the first moment by the root of the second. Where a gradient entry nearly cancels
+    over the batch (a bias whose residuals sum to almost zero), that ratio magnifies float rounding,
+    and the next steps carry it on: a correct program that sums its loss in another order was
+    measured 0.019 x lr away on one entry, and 2.4e-4 x lr at the 90th percentile (41 draws).
+    A wrong optimizer state moves most entries: b2=0.99 in place of 0.999 puts the 90th percentile at
+    3.7e-3 x lr or more, moments that restart each step at 1.5 x lr or more.
+    """
+    try:
+        moved = np.abs(_flat(got) - _flat(want)) / lr
+    except (KeyError, TypeError, ValueError):
+        fail(_("{where}: the parameters came back as {got!r:.200}.").format(where=where, got=got))
+    p90, worst = float(np.percentile(moved, 90)), float(np.max(moved))
+    if p90 <= 1e-3 and worst <= 1.0:
+        return
+    fail(_("{where}: the parameters after the last step differ from the reference's by {p90:.3g} x the learning "
+           "rate for one in ten entries (allowed: 0.001) and by {worst:.3g} x it at most (allowed: 1). Float rounding "
+           "does not explain that: the optimizer must be optax.adam(learning_rate) with its default b1, b2 and eps, "
+           "and every train_step must update through the optimizer it is given, so that Adam keeps its moments "
+           "between steps.").format(where=where, p90=p90, worst=worst))
