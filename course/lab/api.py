@@ -26,7 +26,7 @@ from importlib import metadata
 
 import numpy as np
 
-from course.i18n import _
+from course.i18n import _, ngettext
 from course.lab.context import Cancelled, TrainContext
 from course.lab.numbers import SPEEDUP_BASIS, speedup
 from course.lab.variants import REGISTRY, load
@@ -108,8 +108,20 @@ class Hardware:
     jax_platform: str
     jax_devices: list[str]
     torch_device: str
-    summary: str
+    summary: str  # in English, for the JSON report; `describe()` says it in the language in use
     cpu_count: int = 0
+    # What `summary` names: the first JAX device's kind, PyTorch's device with its name (absent from older reports).
+    device_kind: str = ""
+    torch_name: str = ""
+
+    def describe(self) -> str:
+        """`summary`, in the language in use: what JAX and PyTorch run on, and how many CPU cores."""
+        kind = self.device_kind or next((d.split(" ", 1)[1] for d in self.jax_devices if " " in d), self.jax_platform)
+        n = len(self.jax_devices)
+        return _("JAX on {platform} ({devices}: {kind}); PyTorch on {torch}; {cores}").format(
+            platform=self.jax_platform.upper(), devices=ngettext("{n} device", "{n} devices", n).format(n=n),
+            kind=kind, torch=self.torch_name or self.torch_device,
+            cores=ngettext("{n} CPU core", "{n} CPU cores", self.cpu_count).format(n=self.cpu_count))
 
 
 def detect_hardware() -> Hardware:
@@ -133,7 +145,7 @@ def detect_hardware() -> Hardware:
         f"JAX on {platform_name.upper()} ({len(devices)} device{'s' if len(devices) != 1 else ''}: {kind}); "
         f"PyTorch on {torch_name}; {cpus} CPU core{'s' if cpus != 1 else ''}"
     )
-    return Hardware(platform_name, names, torch_device, summary, cpus)
+    return Hardware(platform_name, names, torch_device, summary, cpus, device_kind=kind, torch_name=torch_name)
 
 
 @dataclass
