@@ -521,7 +521,7 @@ def test_train_explains_a_missing_data_file_in_japanese(course, capsys, tmp_path
 
 # What the lab said in English where it is shown: the hardware, the variants' labels, the plot.
 LAB_ENGLISH = ("JAX on", "PyTorch on", "CPU core", "device:", "Flax NNX,", "Flax Linen,", "eager loop",
-               "jit step", "lax.scan over", "Training loss per epoch")
+               "jit step", "lax.scan over", "Training loss per epoch", "on device", "stopped after", "not started")
 
 
 def test_lab_report_and_plot_in_japanese_leave_no_english_and_the_json_stays_english(capsys):
@@ -532,13 +532,16 @@ def test_lab_report_and_plot_in_japanese_leave_no_english_and_the_json_stays_eng
     linebreak.install()
     report = known_report()
     report.results[2].status, report.results[2].error = "failed", "boom"
-    report.results[3].status, report.results[3].error = "cancelled", "stopped"
+    stopped, unstarted = report.results[3], report.results[4]
+    stopped.status, stopped.losses, stopped.error = "cancelled", stopped.losses[:5], "stopped after 5 of 500 epochs"
+    unstarted.status, unstarted.losses, unstarted.error = "cancelled", [], "not started: the run was stopped"
     english = report.to_dict()
     i18n.set_language("ja")
     capsys.readouterr()
     text = printed_report(report, 100, plot=True) + capsys.readouterr().out  # the plot goes to stdout
     assert "ハードウェア: JAX は CPU (デバイス 1 台: cpu)、PyTorch は cpu、CPU コア 2 個" in text
-    assert "Flax NNX、@nnx.jit のステップ は失敗しました: boom" in text and "Flax NNX、ツリーモード: nnx.jit_partial: stopped" in text
+    assert "Flax NNX、@nnx.jit のステップ は失敗しました: boom" in text and "Flax NNX、ツリーモード: nnx.jit_partial: 500 エポック中 5 エポックで止めました" in text
+    assert "Flax NNX、split/merge + jax.jit: 未開始: 実行を止めました" in text and "デバイス上" in text
     assert "エポックごとのトレーニング損失" in text
     for phrase in LAB_ENGLISH:
         assert phrase not in text, phrase

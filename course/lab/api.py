@@ -26,7 +26,7 @@ from importlib import metadata
 
 import numpy as np
 
-from course.i18n import _, ngettext
+from course.i18n import N_, _, ngettext
 from course.lab.context import Cancelled, TrainContext
 from course.lab.numbers import SPEEDUP_BASIS, speedup
 from course.lab.variants import REGISTRY, load
@@ -38,6 +38,9 @@ READABLE_SCHEMAS = (1, 2)
 
 VARIANTS: dict[str, str] = {name: info.label for name, info in REGISTRY.items()}
 INPUT_PATHS: dict[str, str] = {name: info.input_path for name, info in REGISTRY.items()}
+# Why a variant did not finish, in English in the JSON report; `stop_text` says it where it is shown.
+NOT_STARTED = N_("not started: the run was stopped")
+STOPPED_AFTER = N_("stopped after {done} of {epochs} epochs")
 COMPILED: dict[str, bool] = {name: info.compiled for name, info in REGISTRY.items()}
 BASELINES = ("nnx_eager", "torch_eager")
 
@@ -185,6 +188,17 @@ class VariantResult:
     first_step_s: float | None = None
 
 
+def error_text(result: VariantResult) -> str:
+    """`result.error` in the language in use: why it was stopped, or the exception as it was raised."""
+    error = result.error or ""
+    if error == NOT_STARTED:
+        return _(NOT_STARTED)
+    done = len(result.losses)
+    if error == STOPPED_AFTER.format(done=done, epochs=result.epochs):
+        return _(STOPPED_AFTER).format(done=done, epochs=result.epochs)
+    return error
+
+
 @dataclass
 class LabReport:
     hardware: Hardware
@@ -330,7 +344,7 @@ def _not_run(name: str, config: LabConfig) -> VariantResult:
     return VariantResult(
         variant=name, label=VARIANTS[name], epochs=0, compile_s=None, total_s=None, ms_per_epoch=None,
         steps_per_s=None, final_loss=None, test_accuracy=None, losses=[], status="cancelled",
-        error="not started: the run was stopped", input_path=INPUT_PATHS[name],
+        error=NOT_STARTED, input_path=INPUT_PATHS[name],
     )
 
 
@@ -367,7 +381,7 @@ def _run_variant(name, config, split, hardware, on_progress, cancel) -> VariantR
     try:
         logits = load(name)(ctx)
     except Cancelled:
-        result.status, result.error = "cancelled", f"stopped after {len(ctx.losses)} of {epochs} epochs"
+        result.status, result.error = "cancelled", STOPPED_AFTER.format(done=len(ctx.losses), epochs=epochs)
     except Exception as exc:  # a failing variant must not take the others down
         result.status = "failed"
         result.error = f"{type(exc).__name__}: {exc}".strip()

@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from course.i18n import _
-from course.lab.api import LabReport, VariantResult
+from course.lab.api import LabReport, VariantResult, error_text
 from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_speedup, legend_lines, mark_points, plot_legend,
                                 plot_marker)
 from course.lab.variants import ladder_lines, variant_label
@@ -57,7 +57,7 @@ def outcome_table(report: LabReport) -> Table:
     for r in report.results:
         epochs = f"{len(r.losses)}/{r.epochs}" if r.status != "ok" else (
             f"{r.epochs}/{report.config.epochs}{EXTRAPOLATED}" if r.extrapolated else str(r.epochs))
-        table.add_row(r.variant, r.input_path, epochs, _num(r.steps_per_s, ",.0f"),
+        table.add_row(r.variant, _(r.input_path) if r.input_path else "", epochs, _num(r.steps_per_s, ",.0f"),
                       _num(r.final_loss, ".4f"), _num(r.test_accuracy, ".3f"))
     return table
 
@@ -85,9 +85,9 @@ def notes(report: LabReport) -> list[str]:
     for r in report.results:
         if r.status == "failed":
             label = escape(variant_label(r.variant, r.label))
-            lines.append("[red]" + _("{label} failed:").format(label=label) + f"[/red] {escape(r.error or '')}")
+            lines.append("[red]" + _("{label} failed:").format(label=label) + f"[/red] {escape(error_text(r))}")
         elif r.status == "cancelled":
-            lines.append(f"[yellow]{escape(variant_label(r.variant, r.label))}:[/yellow] {escape(r.error or '')}")
+            lines.append(f"[yellow]{escape(variant_label(r.variant, r.label))}:[/yellow] {escape(error_text(r))}")
     return lines
 
 

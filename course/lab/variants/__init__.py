@@ -56,7 +56,7 @@ REGISTRY: dict[str, VariantInfo] = {
         rung=N_("Linen: plain parameter pytrees, jax.jit on the step")),
     "jax_scan": VariantInfo(
         N_("lax.scan over batches and epochs"), "course.lab.variants.scan_loop", "train",
-        "on device",
+        N_("on device"),
         rung=N_("lax.scan over the whole loop: no Python per step")),
 }
 

@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.widgets import Button, DataTable, Header, Input, Label, ProgressBar, SelectionList, Static
 from textual.widgets.data_table import ColumnKey
 
-from course.lab.api import FULL_EAGER_S, default_eager_epochs
+from course.lab.api import FULL_EAGER_S, default_eager_epochs, error_text
 from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_seconds, fmt_speedup, legend_lines,
                                 plot_legend)
 from course.lab.variants import ladder_lines, variant_label
@@ -465,7 +465,7 @@ class LabScreen(CourseScreen):
             if rows:
                 done = _("✓ done") if ok else f"✗ {_(r.status)}"
                 if r.error:
-                    done += f": {r.error}"
+                    done += f": {error_text(r)}"
                 rows.first(VariantRow).finish(done, len(r.losses), r.epochs)
         self.query_one("#lab-legend", Static).update(Text("\n".join(legend_lines(
             [(r.variant, r.epochs) for r in report.results if r.extrapolated], report.config.epochs, app=True))))
