@@ -187,3 +187,22 @@ def test_gradescope_results_are_written_before_and_after_each_exercise(tmp_path)
     doc = json.loads(path.read_text())
     assert doc["score"] == 2.0 and doc["tests"][0]["status"] == "passed" and "not reached" in doc["tests"][1]["output"]
     assert [p.name for p in path.parent.iterdir()] == ["results.json"]  # no temporary file left behind
+
+
+def test_feedback_in_japanese_says_marks_and_outcomes_in_japanese_and_the_reports_stay_english():
+    from course import i18n
+
+    sub = _submission(Scheme())
+    sub["exercises"]["add"]["checks"][1]["outcome"] = "skipped"
+    sub["exercises"]["loop"]["checks"][0]["outcome"] = "error"
+    i18n.set_language("ja")
+    text = feedback_text(sub, [SECRET])
+    assert "[合格] add" in text and "[不合格] scale" in text
+    assert "  - test_0: 合格" in text and "  - test_1: 失敗" in text
+    assert "  - test_1: スキップ" in text and "  - test_loop: エラー" in text
+    for english in ("PASS", "FAIL", ": passed", ": failed", ": error", ": skipped"):
+        assert english not in text, english
+    # The machine-readable reports keep their English words.
+    assert 'type="wrong_result"' in junit_xml([sub], [SECRET])
+    assert "graded" in gradebook_csv(["add", "scale", "loop", "gone"], [sub])
+    assert json.loads(results_json(sub, [SECRET]))["tests"][0]["status"] == "passed"

@@ -216,3 +216,19 @@ def test_the_catalogs_pass_the_checks_make_runs(domain):
     catalog = _catalog("ja", domain)
     problems = [(message.lineno, str(errors[0])) for message, errors in catalog.check() if errors]
     assert not problems, f"{domain}.po entries that `pybabel compile` refuses: {problems[:5]}"
+
+
+@pytest.mark.parametrize("domain", i18n.DOMAINS)
+def test_no_japanese_message_puts_a_space_after_a_full_stop(domain):
+    """Japanese puts no space after 。, not even where markup closes after it (`完了です。[/] `);
+    a run of spaces that lines up a column of a task statement's table is not one."""
+    spaced = re.compile(r"。(\[/[^\]]*\])* (?=\S)")
+    found = [m.id for m in _catalog("ja", domain) if m.id and any(
+        spaced.search(s) for s in (m.string if isinstance(m.string, (list, tuple)) else [m.string]))]
+    assert not found, found[:5]
+
+
+def test_join_sentences_puts_a_space_after_english_and_none_after_japanese():
+    assert i18n.join_sentences("[green]Done.[/] Next.", "More.") == "[green]Done.[/] Next. More."
+    assert i18n.join_sentences("[green]完了です。[/]", "次へ。") == "[green]完了です。[/]次へ。"
+    assert i18n.join_sentences("完了です。", "") == "完了です。"

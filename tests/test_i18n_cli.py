@@ -515,3 +515,126 @@ def test_train_explains_a_bad_variant_in_japanese(course, capsys):
 def test_train_explains_a_missing_data_file_in_japanese(course, capsys, tmp_path):
     code, _out, err = run(capsys, "--lang", "ja", "train", "--data", str(tmp_path / "none.csv"))
     assert code == 2 and "none.csv: そのファイルはありません。" in err
+
+
+# -- English left on the learning path -----------------------------------------------------
+
+# What the lab said in English where it is shown: the hardware, the variants' labels, the plot.
+LAB_ENGLISH = ("JAX on", "PyTorch on", "CPU core", "device:", "Flax NNX,", "Flax Linen,", "eager loop",
+               "jit step", "lax.scan over", "Training loss per epoch", "on device", "stopped after", "not started")
+
+
+def test_lab_report_and_plot_in_japanese_leave_no_english_and_the_json_stays_english(capsys):
+    from test_lab import known_report, printed_report
+
+    from course.i18n import linebreak
+
+    linebreak.install()
+    report = known_report()
+    report.results[2].status, report.results[2].error = "failed", "boom"
+    stopped, unstarted = report.results[3], report.results[4]
+    stopped.status, stopped.losses, stopped.error = "cancelled", stopped.losses[:5], "stopped after 5 of 500 epochs"
+    unstarted.status, unstarted.losses, unstarted.error = "cancelled", [], "not started: the run was stopped"
+    english = report.to_dict()
+    i18n.set_language("ja")
+    capsys.readouterr()
+    text = printed_report(report, 100, plot=True) + capsys.readouterr().out  # the plot goes to stdout
+    assert "ハードウェア: JAX は CPU (デバイス 1 台: cpu)、PyTorch は cpu、CPU コア 2 個" in text
+    assert "Flax NNX、@nnx.jit のステップ は失敗しました: boom" in text and "Flax NNX、ツリーモード: nnx.jit_partial: 500 エポック中 5 エポックで止めました" in text
+    assert "Flax NNX、split/merge + jax.jit: 未開始: 実行を止めました" in text and "デバイス上" in text
+    assert "エポックごとのトレーニング損失" in text
+    for phrase in LAB_ENGLISH:
+        assert phrase not in text, phrase
+    assert not [line for line in text.splitlines() if line.strip() == "epoch"]  # plotext's axis label
+    # The title sits above plotext's frame, which keeps its width: every line fits the 100 columns.
+    assert all(cell_len(line) <= 100 for line in text.splitlines()), max(text.splitlines(), key=cell_len)
+    # Machine-readable: the report says the same English whatever the language.
+    assert report.to_dict() == english
+    assert english["hardware"]["summary"] == "JAX on CPU (1 device: cpu); PyTorch on cpu; 2 CPU cores"
+    assert english["results"][2]["label"] == "Flax NNX, @nnx.jit step"
+
+
+def test_hardware_is_described_in_the_language_in_use_and_as_detected_in_english():
+    from course.lab.api import Hardware
+
+    gpu = Hardware("gpu", ["cuda:0 NVIDIA H100", "cuda:1 NVIDIA H100"], "cuda",
+                   "JAX on GPU (2 devices: NVIDIA H100); PyTorch on cuda (NVIDIA H100); 1 CPU core", 1,
+                   device_kind="NVIDIA H100", torch_name="cuda (NVIDIA H100)")
+    assert gpu.describe() == gpu.summary
+    i18n.set_language("ja")
+    assert gpu.describe() == "JAX は GPU (デバイス 2 台: NVIDIA H100)、PyTorch は cuda (NVIDIA H100)、CPU コア 1 個"
+    # A report written before device_kind and torch_name were kept: the device names say the kind.
+    old = Hardware("cpu", ["cpu:0 cpu"], "cpu", "JAX on CPU (1 device: cpu); PyTorch on cpu; 2 CPU cores", 2)
+    assert old.describe() == "JAX は CPU (デバイス 1 台: cpu)、PyTorch は cpu、CPU コア 2 個"
+
+
+def test_lab_progress_bars_and_help_name_the_variants_in_japanese():
+    from course.lab.api import Progress
+    from course.lab.cli import LABEL_CELLS, _LiveProgress, add_arguments
+
+    i18n.set_language("ja")
+    console = Console(file=io.StringIO(), width=140, color_system=None)
+    with _LiveProgress(console) as progress:
+        for variant in ("nnx_jit", "linen_jit"):
+            progress.start(variant, 4)
+            progress.update(Progress(variant=variant, epoch=2, epochs=4, loss=0.5, elapsed_s=1.0, eta_s=3.0))
+    text = console.file.getvalue()
+    assert "Flax NNX、@nnx.jit のステップ" in text and "Flax Linen、jax.jit のステップ" in text and "損失 0.5000" in text
+    for phrase in LAB_ENGLISH + ("loss ",):
+        assert phrase not in text, phrase
+    # The bars start in one column whatever the label's width in cells.
+    bars = [line for line in text.splitlines() if "損失" in line]
+    assert len(bars) == 2 and {cell_len(line[:line.index("━")]) if "━" in line else None for line in bars} == {
+        LABEL_CELLS + 1}
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert "nnx_jit = Flax NNX、@nnx.jit のステップ" in parser.epilog and "Flax NNX," not in parser.epilog
+
+
+def test_isolation_reasons_are_translated_where_shown_and_kept_in_english_in_the_report(monkeypatch):
+    from course.engine import isolation
+    from course.grader.console import summary_table
+
+    monkeypatch.setattr(isolation.shutil, "which", lambda name: None)
+    missing = isolation._unavailable("bubblewrap")
+    assert missing.startswith("bwrap is not installed (install bubblewrap")
+    tried = ("bubblewrap: run as root, bwrap would map graded code to host root (the unshare tier does not)",
+             "unshare: does not start here (bwrap: setting up uid map: Permission denied)",
+             f"bubblewrap: {missing}", "unshare: the sandbox does not hold: network")
+    iso = isolation.Isolation("process", tried=tried)
+    i18n.set_language("ja")
+    notice = iso.notice()
+    assert "bubblewrap: root で実行しているため、bwrap では採点するコードがホストの root に対応付けられます" in notice
+    assert "unshare: この環境では起動しません (bwrap: setting up uid map: Permission denied)" in notice
+    assert "bubblewrap: bwrap がインストールされていません (bubblewrap をインストールしてください" in notice
+    assert "unshare: サンドボックスが守られていません: network" in notice
+    for english in ("run as root", "does not start here", "is not installed", "install bubblewrap (", "does not hold"):
+        assert english not in notice, english
+    assert iso.describe()["passed_over"] == list(tried)  # report.json keeps the English
+    console = Console(file=io.StringIO(), width=300, color_system=None)
+    summary_table([], {"tier": "unshare", "passed_over": [tried[0]], "guarantees": {
+        "network_off": True, "solutions_hidden": True, "other_submissions_hidden": True, "unprivileged": True}},
+        "out", console=console)
+    text = console.file.getvalue()
+    assert "より強い隔離は使っていません: bubblewrap: root で実行しているため" in text and "run as root" not in text
+    # Text that is not one of the reasons (an older report, a message of another kind) is left as it is.
+    assert isolation.reason_text("bubblewrap: something new") == "bubblewrap: something new"
+
+
+def test_a_pass_in_japanese_puts_no_space_after_the_full_stop():
+    from course.shell.commands import print_result
+
+    result = SimpleNamespace(passed=True, exercise="functional_ops", message="ok", output="", checks=[], seed=1)
+    i18n.set_language("ja")
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    print_result(console, result)
+    text = console.file.getvalue()
+    assert ("完了です。`jaxlings solution functional_ops` で模範解答を見られます。`jaxlings check` で次の演習に進みます。"
+            in text)
+    assert "。 " not in text
+    i18n.set_language("en")
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    print_result(console, result)
+    assert "shows the reference solution. `jaxlings check` moves on" in console.file.getvalue()

@@ -36,6 +36,7 @@ import errno
 import fcntl
 import functools
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -472,7 +473,7 @@ class Isolation:
         """One line for the learner or the instructor: what is in force, and why not more."""
         line = _("Isolation: {tier} ({summary})").format(tier=self.tier, summary=_(SUMMARY[self.tier]))
         if not self.sandboxed:
-            why = "; ".join(self.tried) or _("not requested")
+            why = "; ".join(reason_text(t) for t in self.tried) or _("not requested")
             line += _(". Stronger isolation unavailable: {why}. `jaxlings doctor` says how to fix it.").format(why=why)
         return line
 
@@ -492,20 +493,60 @@ def _visible_summary() -> list[str]:
             "the exercise file being checked (a read-only copy)", "a private home and /tmp"]
 
 
+# Why a tier was passed over. `tried` and the grader's report.json keep the English
+# (machine-readable); `reason_text` says it in the language in use where it is shown.
+REASONS = (
+    N_("needs Linux"),
+    N_("bwrap is not installed ({hint})"),
+    N_("run as root, bwrap would map graded code to host root (the unshare tier does not)"),
+    N_("needs root"),
+    N_("util-linux setpriv is not installed"),
+    N_("cannot prepare its folders ({error})"),
+    N_("could not start ({error})"),
+    N_("does not start here ({error})"),
+    N_("the sandbox does not hold: {leaks}"),
+)
+
+
+def _reason_pattern(template: str) -> re.Pattern[str]:
+    pieces = re.split(r"\{(\w+)\}", template)  # literal, name, literal, name, ..., literal
+    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.*)" for i, p in enumerate(pieces)),
+                      re.DOTALL)
+
+
+_REASON_PATTERNS = [(template, _reason_pattern(template)) for template in REASONS]
+
+
+def reason_text(reason: str) -> str:
+    """A reason of REASONS, or `tier: reason` as `tried` holds them, in the language in use.
+
+    The values in it (an OS error, what leaked) stay as they are; text that is not one of
+    REASONS is returned unchanged."""
+    tier, sep, why = reason.partition(": ")
+    if sep and tier in TIERS:
+        return f"{tier}: {reason_text(why)}"
+    for template, pattern in _REASON_PATTERNS:
+        match = pattern.fullmatch(reason)
+        if match:
+            values = {k: _(v) if v == INSTALL_HINT else v for k, v in match.groupdict().items()}
+            return _(template).format(**values)
+    return reason
+
+
 def _unavailable(tier: str) -> str | None:
     if not sys.platform.startswith("linux") and tier != "process":
-        return "needs Linux"
+        return REASONS[0]
     if tier == "bubblewrap" and shutil.which("bwrap") is None:
-        return f"bwrap is not installed ({INSTALL_HINT})"
+        return REASONS[1].format(hint=INSTALL_HINT)
     if tier == "bubblewrap" and os.geteuid() == 0:
         # bwrap run by root maps the learner to host root, the owner of the host's
         # device nodes; the unshare tier maps it to SANDBOX_HOST_UID instead.
-        return "run as root, bwrap would map graded code to host root (the unshare tier does not)"
+        return REASONS[2]
     if tier == "uid":
         if os.geteuid() != 0:
-            return "needs root"
+            return REASONS[3]
         if shutil.which("setpriv") is None:
-            return "util-linux setpriv is not installed"
+            return REASONS[4]
     return None
 
 
@@ -541,7 +582,7 @@ def probe(iso: Isolation) -> str | None:
     try:
         box = iso.sandbox()
     except OSError as exc:
-        return f"cannot prepare its folders ({exc.strerror or exc})"
+        return REASONS[5].format(error=exc.strerror or exc)
     try:
         secrets_ = [str(PACKAGE_DIR / "checks"), str(PACKAGE_DIR.parent / "solutions"), str(box.folder.path),
                     str(PACKAGE_DIR / "progress.py")]
@@ -553,14 +594,14 @@ def probe(iso: Isolation) -> str | None:
             proc = subprocess.run(argv, cwd=box.cwd, env=box.env(), capture_output=True, text=True, timeout=60,
                                   stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"could not start ({exc})"
+            return REASONS[6].format(error=exc)
         out = proc.stdout.strip()
         if proc.returncode != 0 or not out.startswith(("OK", "LEAK")):
             lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
             err = lines[-1] if lines else f"exit status {proc.returncode}"
-            return f"does not start here ({err[:200]})"
+            return REASONS[7].format(error=err[:200])
         if out.startswith("LEAK"):
-            return f"the sandbox does not hold: {out[5:]}"
+            return REASONS[8].format(leaks=out[5:])
         return None
     finally:
         box.close()
@@ -621,7 +662,8 @@ def doctor_lines(grading: bool = False) -> list[str]:
     lines = [iso.notice()]
     if iso.tier != "bubblewrap":
         lines.append(_("bubblewrap: {problem}; to use it, {hint}.").format(
-            problem=_unavailable("bubblewrap") or _("installed but unusable here"), hint=_(INSTALL_HINT)))
+            problem=reason_text(_unavailable("bubblewrap") or "") or _("installed but unusable here"),
+            hint=_(INSTALL_HINT)))
     if not iso.sandboxed:
         lines.append(_("User namespaces are off here: enable them (sysctl kernel.unprivileged_userns_clone=1, "
                        "user.max_user_namespaces > 0), or in a container allow unshare(CLONE_NEWUSER)."))

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from course.engine.isolation import reason_text
 from course.grader import safe
 from course.grader.reports import CAUSE_TEXT, fmt_points
 from course.i18n import _
@@ -83,7 +84,7 @@ def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Co
         tier=escape(isolation["tier"]), network=_yn(g["network_off"]), solutions=_yn(g["solutions_hidden"]),
         others=_yn(g["other_submissions_hidden"]), unprivileged=_yn(g["unprivileged"])))
     for why in isolation.get("passed_over", []):
-        console.print("  " + _("stronger isolation not used: {why}").format(why=escape(str(why))))
+        console.print("  " + _("stronger isolation not used: {why}").format(why=escape(reason_text(str(why)))))
     for entry in ignored:
         console.print("  " + _("not a submission, left out: {entry}").format(entry=_cell(entry)))
     console.print(_("Reports in {folder}: report.json, gradebook.csv, junit.xml, feedback/").format(

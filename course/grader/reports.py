@@ -41,6 +41,8 @@ CAUSE_TEXT = {
     "grader_error": N_("the grader failed (not your fault)"),
     "not_reached": N_("not reached: grading stopped before this exercise"),
 }
+# A check's outcome (pytest's words), the same way: English in the reports, translated in the feedback.
+OUTCOME_TEXT = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"), "skipped": N_("skipped")}
 _GRADER_SIDE = {"check_error", "grader_error"}
 MAX_MESSAGE = 2000
 
@@ -172,8 +174,8 @@ def junit_xml(submissions: list[dict], secrets: list[str]) -> str:
 def feedback_text(sub: dict, secrets: list[str]) -> str:
     """What a learner may read: scores, causes and check messages, never check code.
 
-    In the course language the grader runs in (`--lang`); check names and outcomes stay as
-    the machine-readable reports have them."""
+    In the course language the grader runs in (`--lang`): the marks, causes and outcomes are
+    translated; check and exercise names stay as the machine-readable reports have them."""
     sub = safe.clean(sub)
     lines = [_("jaxlings feedback for {id}").format(id=sub['id']),
              _("Score: {points} / {total}").format(points=fmt_points(sub['total']),
@@ -183,7 +185,7 @@ def feedback_text(sub: dict, secrets: list[str]) -> str:
     if sub.get("notes"):
         lines.append("")
     for name, ex in sub.get("exercises", {}).items():
-        mark = "PASS" if ex["passed"] else "FAIL"
+        mark = _("PASS") if ex["passed"] else _("FAIL")
         head = f"[{mark}] {name}  {fmt_points(ex['points'])}/{fmt_points(ex['max_points'])}"
         if not ex["passed"] and ex.get("cause"):
             cause = CAUSE_TEXT.get(ex["cause"])
@@ -197,7 +199,8 @@ def feedback_text(sub: dict, secrets: list[str]) -> str:
         for check in ex["checks"]:
             pts = "" if check.get("max_points") is None else \
                 f"  {fmt_points(check['points'])}/{fmt_points(check['max_points'])}"
-            lines.append(f"  - {check['name']}: {check['outcome']}{pts}")
+            outcome = OUTCOME_TEXT.get(check["outcome"])
+            lines.append(f"  - {check['name']}: {_(outcome) if outcome else check['outcome']}{pts}")
             if check["outcome"] != "passed":
                 msg = learner_message(check, secrets)
                 lines += [f"      {m}" for m in msg.splitlines()]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import gettext
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -64,6 +65,22 @@ def content(message: str) -> str:
 def N_(message: str) -> str:
     """Mark `message` for the catalog without translating it yet (see the module doc)."""
     return message
+
+
+# A sentence that ends in Japanese punctuation (rich markup closing after it allowed).
+_CLOSED = re.compile(r"[。！？」』）]\s*(\[/[^\]]*\])*\s*$")
+
+
+def join_sentences(*parts: str) -> str:
+    """Sentences one after another: a space after an English one, none after 。 (Japanese puts none)."""
+    text = ""
+    for part in parts:
+        if not part:
+            continue
+        if text and not _CLOSED.search(text):
+            text += " "
+        text += part
+    return text
 
 
 def language() -> str:

@@ -26,7 +26,7 @@ from importlib import metadata
 
 import numpy as np
 
-from course.i18n import _
+from course.i18n import N_, _, ngettext
 from course.lab.context import Cancelled, TrainContext
 from course.lab.numbers import SPEEDUP_BASIS, speedup
 from course.lab.variants import REGISTRY, load
@@ -38,6 +38,9 @@ READABLE_SCHEMAS = (1, 2)
 
 VARIANTS: dict[str, str] = {name: info.label for name, info in REGISTRY.items()}
 INPUT_PATHS: dict[str, str] = {name: info.input_path for name, info in REGISTRY.items()}
+# Why a variant did not finish, in English in the JSON report; `stop_text` says it where it is shown.
+NOT_STARTED = N_("not started: the run was stopped")
+STOPPED_AFTER = N_("stopped after {done} of {epochs} epochs")
 COMPILED: dict[str, bool] = {name: info.compiled for name, info in REGISTRY.items()}
 BASELINES = ("nnx_eager", "torch_eager")
 
@@ -108,8 +111,20 @@ class Hardware:
     jax_platform: str
     jax_devices: list[str]
     torch_device: str
-    summary: str
+    summary: str  # in English, for the JSON report; `describe()` says it in the language in use
     cpu_count: int = 0
+    # What `summary` names: the first JAX device's kind, PyTorch's device with its name (absent from older reports).
+    device_kind: str = ""
+    torch_name: str = ""
+
+    def describe(self) -> str:
+        """`summary`, in the language in use: what JAX and PyTorch run on, and how many CPU cores."""
+        kind = self.device_kind or next((d.split(" ", 1)[1] for d in self.jax_devices if " " in d), self.jax_platform)
+        n = len(self.jax_devices)
+        return _("JAX on {platform} ({devices}: {kind}); PyTorch on {torch}; {cores}").format(
+            platform=self.jax_platform.upper(), devices=ngettext("{n} device", "{n} devices", n).format(n=n),
+            kind=kind, torch=self.torch_name or self.torch_device,
+            cores=ngettext("{n} CPU core", "{n} CPU cores", self.cpu_count).format(n=self.cpu_count))
 
 
 def detect_hardware() -> Hardware:
@@ -133,7 +148,7 @@ def detect_hardware() -> Hardware:
         f"JAX on {platform_name.upper()} ({len(devices)} device{'s' if len(devices) != 1 else ''}: {kind}); "
         f"PyTorch on {torch_name}; {cpus} CPU core{'s' if cpus != 1 else ''}"
     )
-    return Hardware(platform_name, names, torch_device, summary, cpus)
+    return Hardware(platform_name, names, torch_device, summary, cpus, device_kind=kind, torch_name=torch_name)
 
 
 @dataclass
@@ -171,6 +186,17 @@ class VariantResult:
     traceback: str | None = None
     # The first step, whatever it cost: compile_s under jit, a warm-up step when eager.
     first_step_s: float | None = None
+
+
+def error_text(result: VariantResult) -> str:
+    """`result.error` in the language in use: why it was stopped, or the exception as it was raised."""
+    error = result.error or ""
+    if error == NOT_STARTED:
+        return _(NOT_STARTED)
+    done = len(result.losses)
+    if error == STOPPED_AFTER.format(done=done, epochs=result.epochs):
+        return _(STOPPED_AFTER).format(done=done, epochs=result.epochs)
+    return error
 
 
 @dataclass
@@ -318,7 +344,7 @@ def _not_run(name: str, config: LabConfig) -> VariantResult:
     return VariantResult(
         variant=name, label=VARIANTS[name], epochs=0, compile_s=None, total_s=None, ms_per_epoch=None,
         steps_per_s=None, final_loss=None, test_accuracy=None, losses=[], status="cancelled",
-        error="not started: the run was stopped", input_path=INPUT_PATHS[name],
+        error=NOT_STARTED, input_path=INPUT_PATHS[name],
     )
 
 
@@ -355,7 +381,7 @@ def _run_variant(name, config, split, hardware, on_progress, cancel) -> VariantR
     try:
         logits = load(name)(ctx)
     except Cancelled:
-        result.status, result.error = "cancelled", f"stopped after {len(ctx.losses)} of {epochs} epochs"
+        result.status, result.error = "cancelled", STOPPED_AFTER.format(done=len(ctx.losses), epochs=epochs)
     except Exception as exc:  # a failing variant must not take the others down
         result.status = "failed"
         result.error = f"{type(exc).__name__}: {exc}".strip()

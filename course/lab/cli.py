@@ -19,6 +19,10 @@ from course.i18n import _
 from course.lab.api import (EAGER_SAMPLE_EPOCHS, FULL_EAGER_S, NNX_EAGER_S_PER_EPOCH_CPU, VARIANTS, LabConfig,
                             LabConfigError, default_eager_epochs)
 from course.lab.numbers import EXTRAPOLATED
+from course.lab.variants import variant_label
+
+# The progress bars' label column, in terminal cells (double-width Japanese counts twice).
+LABEL_CELLS = 34
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Train the article's Titanic model (MLP 9→64→1, Adam 1e-3, batch 32) in PyTorch and in JAX, "
         "with and without jit, on this machine's hardware, and compare time and accuracy."
     )
-    parser.epilog = _("Variants: {variants}").format(variants="; ".join(f"{k} = {v}" for k, v in VARIANTS.items()))
+    parser.epilog = _("Variants: {variants}").format(variants="; ".join(
+        f"{k} = {variant_label(k)}" for k in VARIANTS))
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help=_("comma-separated variants to run, in order (default: all)"))
     parser.add_argument("--epochs", type=int, default=500,
@@ -90,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     restore = _stop_on_ctrl_c(cancel, err)
     try:
         hardware = detect_hardware()
-        err.print(_("Running on: {hardware}").format(hardware=escape(hardware.summary)))
+        err.print(_("Running on: {hardware}").format(hardware=escape(hardware.describe())))
         _warn_about_eager(config, hardware, err)
         with _LiveProgress(err) as progress:
             report = run_lab(config, on_progress=progress.update, cancel=cancel, hardware=hardware,
@@ -153,8 +158,9 @@ class _LiveProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self._bar = Progress(
-            TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn(escape(_("loss")) + " {task.fields[loss]}"), TimeElapsedColumn(),
+            TextColumn("ETA {task.fields[eta]}"),
             console=console, transient=False,
         )
         self._tasks: dict[str, int] = {}
@@ -175,7 +181,8 @@ class _LiveProgress:
 
     def _task(self, variant: str, epochs: int) -> int:
         if variant not in self._tasks:
-            self._tasks[variant] = self._bar.add_task(VARIANTS[variant], total=epochs, loss="-", eta="-")
+            self._tasks[variant] = self._bar.add_task(escape(_padded(variant_label(variant))), total=epochs, loss="-",
+                                                      eta="-")
         return self._tasks[variant]
 
     def update(self, p) -> None:
@@ -184,11 +191,18 @@ class _LiveProgress:
         self._bar.update(self._tasks[p.variant], completed=p.epoch, loss=f"{p.loss:.4f}", eta=eta)
 
 
+def _padded(label: str) -> str:
+    """`label` padded to LABEL_CELLS terminal cells, so that the bars after it line up in any language."""
+    from rich.cells import cell_len
+
+    return label + " " * max(0, LABEL_CELLS - cell_len(label))
+
+
 def _print_report(report, out, *, plot: bool) -> None:
     from course.lab.render import loss_plot, notes, results_tables
 
     out.print()
-    out.print(_("Hardware: {hardware}").format(hardware=escape(report.hardware.summary)))
+    out.print(_("Hardware: {hardware}").format(hardware=escape(report.hardware.describe())))
     for table in results_tables(report):
         out.print(table)
     for line in notes(report):

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from rich import box
+from rich.cells import cell_len
 from rich.markup import escape
 from rich.table import Table
 
 from course.i18n import _
-from course.lab.api import LabReport, VariantResult
+from course.lab.api import LabReport, VariantResult, error_text
 from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_speedup, legend_lines, mark_points, plot_legend,
                                 plot_marker)
-from course.lab.variants import ladder_lines
+from course.lab.variants import ladder_lines, variant_label
 
 
 def _num(value: float | None, fmt: str) -> str:
@@ -56,7 +57,7 @@ def outcome_table(report: LabReport) -> Table:
     for r in report.results:
         epochs = f"{len(r.losses)}/{r.epochs}" if r.status != "ok" else (
             f"{r.epochs}/{report.config.epochs}{EXTRAPOLATED}" if r.extrapolated else str(r.epochs))
-        table.add_row(r.variant, r.input_path, epochs, _num(r.steps_per_s, ",.0f"),
+        table.add_row(r.variant, _(r.input_path) if r.input_path else "", epochs, _num(r.steps_per_s, ",.0f"),
                       _num(r.final_loss, ".4f"), _num(r.test_accuracy, ".3f"))
     return table
 
@@ -83,9 +84,10 @@ def notes(report: LabReport) -> list[str]:
                        "contend for the cores and slow this tiny model down."))
     for r in report.results:
         if r.status == "failed":
-            lines.append("[red]" + _("{label} failed:").format(label=escape(r.label)) + f"[/red] {escape(r.error or '')}")
+            label = escape(variant_label(r.variant, r.label))
+            lines.append("[red]" + _("{label} failed:").format(label=label) + f"[/red] {escape(error_text(r))}")
         elif r.status == "cancelled":
-            lines.append(f"[yellow]{r.label}:[/yellow] {escape(r.error or '')}")
+            lines.append(f"[yellow]{escape(variant_label(r.variant, r.label))}:[/yellow] {escape(error_text(r))}")
     return lines
 
 
@@ -110,12 +112,19 @@ def loss_plot(results: list[VariantResult], width: int, height: int = 18, *, col
     for i, (r, points) in enumerate(zip(shown, mark_points([len(r.losses) for r in shown], max(40, width) - 12))):
         if points:
             plt.scatter([p + 1 for p in points], [r.losses[p] for p in points], marker=plot_marker(r.variant, i))
-    # English on purpose: plotext lays out one character per cell, and a double-width
-    # Japanese title would shift the plot's frame.
-    plt.title("Training loss per epoch")
-    plt.xlabel("epoch")
+    # plotext lays text out one column per character: a double-width (Japanese) title would
+    # shift the plot's frame, so it goes above the plot, centred by cells, as the app puts it
+    # on the plot's border; it names the epoch axis already.
+    title, xlabel = _("Training loss per epoch"), _("epoch")
+    narrow = cell_len(title) == len(title) and cell_len(xlabel) == len(xlabel)
+    if narrow:
+        plt.title(title)
+        plt.xlabel(xlabel)
     text = plt.build()
     plt.clear_figure()
     if not color:
         text = plt.uncolorize(text)
+    if not narrow:
+        frame = max(cell_len(line) for line in text.splitlines())
+        text = " " * max(0, (frame - cell_len(title)) // 2) + title + "\n" + text
     return text + "\n" + plot_legend([r.variant for r in shown], max(40, width))

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 # Reset lives in the core module course.workspace; the app still imports these names from here.
-from course.i18n import N_, _, ngettext
+from course.i18n import N_, _, join_sentences, ngettext
 from course.workspace import ResetError, pristine_starter, restore_starter  # noqa: F401
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -168,7 +168,7 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
     if result.passed:
         done = _("[green]Done.[/] `jaxlings solution {exercise}` shows the reference solution.").format(
             exercise=escape(result.exercise))
-        console.print(done + (" " + _(after_pass) if after_pass else ""))
+        console.print(join_sentences(done, _(after_pass) if after_pass else ""))
 
 
 def cmd_check(args: argparse.Namespace) -> int:

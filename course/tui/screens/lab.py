@@ -22,10 +22,10 @@ from textual.reactive import reactive
 from textual.widgets import Button, DataTable, Header, Input, Label, ProgressBar, SelectionList, Static
 from textual.widgets.data_table import ColumnKey
 
-from course.lab.api import FULL_EAGER_S, default_eager_epochs
+from course.lab.api import FULL_EAGER_S, default_eager_epochs, error_text
 from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_seconds, fmt_speedup, legend_lines,
                                 plot_legend)
-from course.lab.variants import ladder_lines
+from course.lab.variants import ladder_lines, variant_label
 from course.i18n import N_, _
 from course.tui.screens.base import CourseScreen
 from course.tui.widgets.footer import CourseFooter
@@ -106,14 +106,20 @@ class VariantRow(Vertical):
 
     def __init__(self, variant: str, label: str, epochs: int) -> None:
         super().__init__(classes="variant-row", id=f"row-{variant}")
-        self.label = label
+        self.variant = variant
+        self.label = label  # in English, as the report keeps it; shown with `variant_label`
         self.epochs = epochs
 
     def compose(self) -> ComposeResult:
-        yield Label(self.label, classes="variant-label")
+        yield Label(variant_label(self.variant, self.label), classes="variant-label", markup=False)
         with Horizontal(classes="variant-bar"):
             yield ProgressBar(total=self.epochs, show_eta=False, show_percentage=True)
             yield Static(_("waiting"), classes="variant-state")
+
+    def relabel(self) -> None:
+        """The variant's label in the language now in use."""
+        for label in self.query(".variant-label").results(Label):
+            label.update(variant_label(self.variant, self.label))
 
     def show(self, epoch: int, epochs: int, loss: float, eta_s: float | None) -> None:
         self.query_one(ProgressBar).update(total=epochs, progress=epoch)
@@ -146,7 +152,7 @@ class LabScreen(CourseScreen):
 
     @dataclass
     class HardwareFound(Message):
-        summary: str
+        hardware: Any  # course.lab.api.Hardware: said again in the language in use
 
     @dataclass
     class Progressed(Message):
@@ -178,7 +184,7 @@ class LabScreen(CourseScreen):
         self._plot_dirty = False
         # `r` pressed before the variants are known: the run starts when they are.
         self._run_when_ready = False
-        self.hardware: str | None = None
+        self.hardware: Any = None
         # The headline's message and values, kept so it can be said again in another language.
         self._headline_said: tuple[str | None, dict[str, Any]] = (INTRO, {})
         # The eager field follows Epochs (default_eager_epochs) until the learner edits it.
@@ -244,7 +250,7 @@ class LabScreen(CourseScreen):
         services = self.app.services
         # The variants first (quick): Run works as soon as they are listed.
         self.post_message(self.Ready(services.lab_variants()))
-        self.post_message(self.HardwareFound(services.detect_hardware().summary))
+        self.post_message(self.HardwareFound(services.detect_hardware()))
 
     async def on_lab_screen_ready(self, event: Ready) -> None:
         self.variants = event.variants
@@ -266,14 +272,15 @@ class LabScreen(CourseScreen):
             self.query_one("#lab-ladder", Static).update(Text("\n".join(lines)))
 
     def on_lab_screen_hardware_found(self, event: HardwareFound) -> None:
-        self.hardware = event.summary
+        self.hardware = event.hardware
         self._show_hardware()
 
     def _show_hardware(self) -> None:
         if self.hardware is None:
             self.query_one("#lab-hardware", Static).update(_("Detecting hardware…"))
         else:
-            self.query_one("#lab-hardware", Static).update("[b]" + _("Hardware:") + f"[/b] {escape(self.hardware)}")
+            self.query_one("#lab-hardware", Static).update(
+                "[b]" + _("Hardware:") + f"[/b] {escape(self.hardware.describe())}")
 
     def _headline(self, message: str | None, **values: Any) -> None:
         """Show `message` (marked with N_) with `values`; None: the report's headline."""
@@ -291,6 +298,8 @@ class LabScreen(CourseScreen):
         self.query_one("#lab-stop", Button).label = _("Stop")
         self._show_hardware()
         self._show_ladder()
+        for row in self.query(VariantRow).results(VariantRow):
+            row.relabel()
         self._fit_columns()
         self._validate()
         self.query_one(LossPlot).language_changed()
@@ -456,7 +465,7 @@ class LabScreen(CourseScreen):
             if rows:
                 done = _("✓ done") if ok else f"✗ {_(r.status)}"
                 if r.error:
-                    done += f": {r.error}"
+                    done += f": {error_text(r)}"
                 rows.first(VariantRow).finish(done, len(r.losses), r.epochs)
         self.query_one("#lab-legend", Static).update(Text("\n".join(legend_lines(
             [(r.variant, r.epochs) for r in report.results if r.extrapolated], report.config.epochs, app=True))))
