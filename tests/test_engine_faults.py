@@ -7,12 +7,14 @@ so that learner code which writes into the course cannot touch the repository.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import tempfile
 import textwrap
 from pathlib import Path
 
 import numpy as np
+
 import pytest
 
 from course.catalog import load_catalog
@@ -87,6 +89,19 @@ def test_first_failure_stops_at_the_first_failing_test_with_the_same_verdict(che
     assert (first.passed, first.cause) == (every.passed, every.cause) == (False, "wrong_result")
     assert first.checks[0].message == every.checks[0].message
     assert check(CORRECT, first_failure=True).passed
+
+
+def test_the_callers_pytest_settings_do_not_reach_the_check(check, monkeypatch, tmp_path):
+    # A user's shell, or CI, may set PYTEST_ADDOPTS for their own tests; a check must run as written.
+    report = tmp_path / "report.xml"
+    monkeypatch.setenv("PYTEST_ADDOPTS", f"-v --collect-only -k nothing --junitxml={report}")
+    monkeypatch.setenv("PYTEST_PLUGINS", "no_such_plugin_module")
+    result = check(CORRECT)
+    assert result.passed, result.message
+    assert [c.outcome for c in result.checks] == ["passed", "passed"]
+    assert not report.exists()
+    assert os.environ["PYTEST_ADDOPTS"].startswith("-v --collect-only")  # given back afterwards
+    assert os.environ["PYTEST_PLUGINS"] == "no_such_plugin_module"
 
 
 @pytest.mark.parametrize(

@@ -983,6 +983,10 @@ def _warm_parent() -> None:
     jax.block_until_ready(jnp.zeros(1) + 1)
 
 
+_CALLER_PYTEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DEBUG", "PYTEST_DEBUG_TEMPROOT",
+                      "PYTEST_THEME", "PYTEST_THEME_MODE")
+
+
 def _run_pytest(check_path: Path, run: _Run, collector: _Collector, seed: int, first_failure: bool = False) -> int:
     import pytest
 
@@ -1007,10 +1011,15 @@ def _run_pytest(check_path: Path, run: _Run, collector: _Collector, seed: int, f
         *(["--exitfirst"] if first_failure else []),
     ]
     checking._current_seed = seed
+    # The caller's pytest settings are not the check's: PYTEST_ADDOPTS (say "-v --junitxml=...")
+    # would change what runs and where reports go, PYTEST_PLUGINS would load plugins. Held off
+    # while the check runs (under _PYTEST_LOCK), then given back to the process.
+    held = {name: os.environ.pop(name) for name in _CALLER_PYTEST_ENV if name in os.environ}
     try:
         code = pytest.main(args, plugins=[collector, conftest, _RunRegistrar(run)])
     finally:
         checking._current_seed = None
+        os.environ.update(held)
     if collector.interrupted:  # Ctrl-C, not pytest's "interrupted" for collection errors
         raise KeyboardInterrupt
     return int(code)
