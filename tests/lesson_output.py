@@ -284,13 +284,28 @@ def translated_code_differs(english: str, translated: str) -> str | None:
         return "the code differs (comments left out)"
     if en_tokens != ja_tokens:
         return "the code is on different lines"
-    if _arrow_quotes(english) != _arrow_quotes(translated):
+    if _quoted_only(english) != _quoted_only(translated):
         return "a `# →` output quote differs"
     if [line for line, _ in en_comments] != [line for line, _ in ja_comments]:
         return "the comments are on different lines"
     for (line, en), (_, ja) in zip(en_comments, ja_comments):
-        if (ARROW.match(en) or ARROW.match(ja)) and ja != en:
-            return f"line {line}: the output comment {en!r} changed"
-        if ja != en and not _JAPANESE.search(ja):
+        if ARROW.match(en) or ARROW.match(ja):
+            # The quoted output stays as printed; only its explanation after ` — ` may be translated.
+            (en, en_why), (ja, ja_why) = _explained(en), _explained(ja)
+            if ja != en or (en_why is None) != (ja_why is None):
+                return f"line {line}: the output comment {en!r} changed"
+            if ja_why != en_why and not _JAPANESE.search(ja_why):
+                return f"line {line}: the explanation {ja_why!r} is neither the English {en_why!r} nor Japanese"
+        elif ja != en and not _JAPANESE.search(ja):
             return f"line {line}: the comment {ja!r} is neither the English {en!r} nor Japanese"
     return None
+
+
+def _explained(comment: str) -> tuple[str, str | None]:
+    """An output comment split into its quote and the explanation after ` — ` (None without one)."""
+    quote, sep, why = comment.partition(EXPLANATION)
+    return quote.rstrip(), (why if sep else None)
+
+
+def _quoted_only(code: str) -> list[tuple[int, int, str]]:
+    return [(where, line, text.split(EXPLANATION, 1)[0].rstrip()) for where, line, text in _arrow_quotes(code)]

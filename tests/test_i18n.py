@@ -114,12 +114,29 @@ def test_fenced_blocks_sees_a_changed_character():
     ("```python\nx = f(1)  # returns one value\nprint(x)  # → 3\n```\n", "output quote differs"),
     ("```python\nx = f(1)  # returns a value\nprint(x)  # → 2\n```\n", "neither the English"),
     ("```python\nx = f(1)\n# 値を 1 つ返す\nprint(x)  # → 2\n```\n", "the code "),
-    ("```python\nx = f(1)  # returns one value\nprint(x)  # → 2 — 二\n```\n", "output quote differs"),
+    ("```python\nx = f(1)  # returns one value\nprint(x)  # → 2 — 二\n```\n", "the output comment"),
     ("```python\nx = f(1)  # returns one value\nprint(x)  #→ 2\n```\n", "the output comment"),
     ("```python jax\nx = f(1)  # returns one value\nprint(x)  # → 2\n```\n", "byte for byte"),
 ])
 def test_a_translated_block_may_differ_from_the_english_only_in_its_comments(translated, why):
     english = "```python\nx = f(1)  # returns one value\nprint(x)  # → 2\n```\n"
+    result = block_differs(english, translated)
+    if why is None:
+        assert result is None
+    else:
+        assert result is not None and why in result, result
+
+
+@pytest.mark.parametrize(("translated", "why"), [
+    ("```python\nprint(x)  # → 2 — 2 倍の値\n```\n", None),
+    ("```python\nprint(x)  # → 2 — twice the input\n```\n", None),
+    ("```python\nprint(x)  # → 2 — double the input\n```\n", "neither the English"),
+    ("```python\nprint(x)  # → 3 — 2 倍の値\n```\n", "output quote differs"),
+    ("```python\nprint(x)  # → 2\n```\n", "the output comment"),
+    ("```python\nprint(x)  # → 2 —2 倍の値\n```\n", "output quote differs"),
+])
+def test_only_the_explanation_of_an_output_quote_may_be_translated(translated, why):
+    english = "```python\nprint(x)  # → 2 — twice the input\n```\n"
     result = block_differs(english, translated)
     if why is None:
         assert result is None
