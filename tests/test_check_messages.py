@@ -92,6 +92,48 @@ def format_problems(source: str, filename: str) -> list[str]:
     return problems
 
 
+# The engine's errors take a template (marked with N_) and its fields by name: `ProgramError(TEMPLATE,
+# name=...)`; the template is formatted where the error is shown, in the language in use.
+TEMPLATED = ("ProgramError", "EvaluatorFailure")
+PROGRAMS = ENGINE / "programs.py"
+
+
+def template_problems(source: str, filename: str, shared: dict[str, str] | None = None) -> list[str]:
+    """Each `ProgramError(...)` / `EvaluatorFailure(...)` whose template is not a marked text, or
+    whose keywords are not exactly the named fields of its text. `shared`: constants of another
+    module, named as `programs.NAME`."""
+    tree = ast.parse(source, filename)
+    constants = {**(shared or {}), **_module_constants(tree)}
+    problems = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _callee(node.func) in TEMPLATED):
+            continue
+        where = f"{filename}:{node.lineno}"
+        first = node.args[0] if node.args else None
+        text = None
+        if isinstance(first, ast.Attribute):
+            text = constants.get(first.attr)
+        elif first is not None:
+            text = _marked(first, constants) if isinstance(first, ast.Call) else \
+                constants.get(first.id) if isinstance(first, ast.Name) else None
+        if text is None or len(node.args) != 1:
+            problems.append(f"{where}: the first argument is not a template marked with N_ (and the only positional one)")
+            continue
+        if any(k.arg is None for k in node.keywords):
+            problems.append(f"{where}: {text[:70]!r} given a **mapping; pass each field by name")
+            continue
+        named, positional = _fields(text)
+        given = {k.arg for k in node.keywords}
+        if positional or given != named:
+            problems.append(f"{where}: {text[:70]!r}: fields not given {sorted(named - given)}, arguments the text "
+                            f"does not use {sorted(given - named)}, positional fields {positional}")
+    return problems
+
+
+def _callee(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
 def shadowed_underscore(source: str, filename: str) -> list[str]:
     """Functions that call `_()` while binding `_` themselves (`for _ in ...`, `a, _ = ...`): there
     `_` is a local name, and the call fails (UnboundLocalError, or calls what was bound)."""
@@ -129,6 +171,40 @@ def test_every_formatted_message_is_given_exactly_its_named_fields():
 def test_no_function_that_shows_a_message_rebinds_underscore():
     problems = [p for path in FILES for p in shadowed_underscore(_read(path), path.relative_to(ROOT).as_posix())]
     assert not problems, "\n".join(problems)
+
+
+def test_every_program_error_names_a_marked_template_and_exactly_its_fields():
+    shared = _module_constants(ast.parse(_read(PROGRAMS)))
+    problems = [p for path in FILES for p in template_problems(_read(path), path.relative_to(ROOT).as_posix(), shared)]
+    assert not problems, "\n".join(problems)
+
+
+def test_every_template_the_evaluator_may_send_is_one_the_trusted_side_accepts():
+    """What programs.py marks is what a ProgramError raised in the evaluator may say: each is
+    in programs.MESSAGES (the only templates read back from a reply), with named fields only."""
+    from course.engine import programs
+
+    marked = set(_module_constants(ast.parse(_read(PROGRAMS))).values())
+    assert marked == set(programs.MESSAGES)
+    for text in programs.MESSAGES:
+        assert not _fields(text)[1], text
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('T = N_("{a} of {b}")\nraise ProgramError(T, a=1, b=2)', []),
+    ('raise ProgramError(N_("no {a}"), a=1)', []),
+    ('raise EvaluatorFailure(programs.T, a=1)', []),
+    ('T = N_("{a} of {b}")\nraise ProgramError(T, a=1)', ["fields not given ['b']"]),
+    ('raise ProgramError(N_("plain"), c=3)', ["arguments the text does not use ['c']"]),
+    ('raise ProgramError(f"the program is {n} long")', ["not a template marked"]),
+    ('raise ProgramError(text)', ["not a template marked"]),
+    ('T = N_("{a}")\nraise ProgramError(T, **fields)', ["**mapping"]),
+])
+def test_the_template_reader_sees_what_is_off(source, expected):
+    problems = "\n".join(template_problems(source, "<case>", {"T": "{a}"}))
+    assert bool(problems) == bool(expected), problems
+    for part in expected:
+        assert part in problems
 
 
 @pytest.mark.parametrize("source, expected", [

@@ -78,6 +78,73 @@ def test_a_function_that_calls_itself_fails_the_check_and_the_checking_process_s
     _small_still_runs()
 
 
+
+# A function named like a format string, with a newline and a terminal escape in its name:
+# the name is the learner's, and comes back from the evaluator as a field of the message.
+_HOSTILE_NAME = r'"{0.__class__} {name}\0A\1B[31m}"'
+HOSTILE_RECURSIVE = RECURSIVE.replace("@f(", f"@{_HOSTILE_NAME}(")
+
+
+def test_an_error_raised_in_the_evaluator_reads_in_the_learners_language():
+    """The evaluator sends a template and its fields, not English: the trusted side words the
+    error in the language in use when it is shown, and a learner's text in a field stays text."""
+    from course import i18n
+
+    with pytest.raises(ProgramError) as caught:
+        cost(RECURSIVE)
+    error = caught.value
+    assert str(error) == "it calls @f, which it does not define (or which calls itself)"
+    with pytest.raises(ProgramError) as hostile:
+        programs.matrix_products(HOSTILE_RECURSIVE)
+    try:
+        i18n.set_language("ja")
+        assert str(error) == "@f を呼び出していますが、この関数は定義されていないか、自分自身を呼び出しています"
+        shown = f"{hostile.value}"  # as a check puts it into its own sentence
+        assert shown.startswith("@{0.__class__} {name}\\x0a\\x1b[31m} を呼び出していますが、")
+    finally:
+        i18n.set_language("en")
+    assert str(error).startswith("it calls @f,")
+    assert str(hostile.value) == ("it calls @{0.__class__} {name}\\x0a\\x1b[31m}, which it does not define "
+                                  "(or which calls itself)")
+
+
+@pytest.mark.parametrize("reply", [
+    {"error": "the lowered program does not verify"},  # bare text: no longer what the evaluator sends
+    {"error": ["{0.__class__.__mro__}", {}]},  # not one of programs.MESSAGES
+    {"error": [programs.UNDEFINED_CALL, {}]},  # a field missing
+    {"error": [programs.UNDEFINED_CALL, {"name": "f", "extra": 1}]},
+    {"error": [programs.UNDEFINED_CALL, {"name": True}]},
+    {"error": [programs.UNDEFINED_CALL, {"name": ["f"]}]},
+    {"error": [programs.UNDEFINED_CALL, {"name": "f"}, 3]},
+    {"error": [programs.TOO_MANY_FLOPS, {"work": "many", "limit": 1.0}]},  # a number as text: .2g fails
+    {"warning": "x"},
+    {"ok": 1, "error": "x"},
+])
+def test_a_malformed_error_reply_is_a_clear_failure(reply, monkeypatch):
+    ev = evaluator.Evaluator(isolation=None)
+    ev._ready = True
+    monkeypatch.setattr(ev, "_alive", lambda: True)
+    monkeypatch.setattr(ev, "_send", lambda *a: None)
+    monkeypatch.setattr(ev, "_receive", lambda *a: reply)
+    monkeypatch.setattr(ev, "_stop", lambda: None)
+    with pytest.raises(programs.EvaluatorFailure) as caught:
+        ev.call("cost", {"text": "x"}, seconds=1.0)
+    assert str(caught.value) == "your program could not be run: the evaluator sent a reply the check cannot read"
+
+
+def test_a_well_formed_error_reply_keeps_its_fields_as_text(monkeypatch):
+    ev = evaluator.Evaluator(isolation=None)
+    ev._ready = True
+    monkeypatch.setattr(ev, "_alive", lambda: True)
+    monkeypatch.setattr(ev, "_send", lambda *a: None)
+    monkeypatch.setattr(ev, "_receive", lambda *a: {"error": [programs.XLA_CANNOT_COMPILE,
+                                                              {"detail": "{x}\x1b]0;t\x07" + "y" * 5000}]})
+    with pytest.raises(ProgramError) as caught:
+        ev.call("cost", {"text": "x"}, seconds=1.0)
+    shown = str(caught.value)
+    assert shown.startswith("XLA cannot compile it: {x}\\x1b]0;t\\x07yyy") and shown.endswith("…")
+    assert "\x1b" not in shown and len(shown) < 400
+
 ENDLESS = jax.jit(lambda x: jax.lax.while_loop(lambda c: c[0] >= 0, lambda c: (c[0] + 1.0, c[1] * 1.5),
                                                 (jnp.float32(0), x))[1]).lower(jax.ShapeDtypeStruct((3,), jnp.float32)).as_text()
 

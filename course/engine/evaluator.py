@@ -72,37 +72,41 @@ _SIGNALS = {signal.SIGSEGV: "SIGSEGV", signal.SIGBUS: "SIGBUS", signal.SIGABRT: 
 
 
 from course.engine.programs import EvaluatorFailure, ProgramError  # noqa: E402 - after sys.path
-from course.engine.words import _  # noqa: E402
+from course.engine.words import N_  # noqa: E402
+
+# The messages a check shows when the evaluator, not the program's logic, failed: templates
+# put into the learner's language where the error is shown (see ProgramError).
+
+CRASHED = N_("your program could not be run: it crashed the evaluator ({signal})")
+TOO_SLOW = N_("your program took longer than {seconds:g} s to run")
+TOO_MUCH_CPU = N_("your program could not be run: it used more CPU time than the evaluator allows ({seconds} s)")
+ENDED = N_("your program could not be run: the evaluator ended with code {code}")
+UNREADABLE = N_("your program could not be run: the evaluator sent a reply the check cannot read")
+NO_START = N_("the evaluator that runs programs could not start: {why}")
+NO_START_GREETING = N_("the evaluator that runs programs could not start: it sent something else than its greeting")
+NO_START_IN_TIME = N_("the evaluator that runs programs could not start: it was not ready within {seconds:g} s")
+NO_START_ENDED = N_("the evaluator that runs programs could not start: it ended with code {code}")
+REQUEST_TOO_BIG = N_("the program and its inputs are {size} MiB, more than the {limit} MiB the evaluator takes")
 
 
-# The messages a check shows when the evaluator, not the program's logic, failed.
-def _crashed(sig: str) -> str:
-    return _("your program could not be run: it crashed the evaluator ({signal})").format(signal=sig)
+def _crashed(sig: str) -> EvaluatorFailure:
+    return EvaluatorFailure(CRASHED, signal=sig)
 
 
-def _too_slow(seconds: float) -> str:
-    return _("your program took longer than {seconds:g} s to run").format(seconds=seconds)
+def _too_slow(seconds: float) -> EvaluatorFailure:
+    return EvaluatorFailure(TOO_SLOW, seconds=float(seconds))
 
 
-def _too_much_cpu() -> str:
-    return _("your program could not be run: it used more CPU time than the evaluator allows "
-                "({seconds} s)").format(seconds=CPU_SECONDS_PER_REQUEST)
+def _too_much_cpu() -> EvaluatorFailure:
+    return EvaluatorFailure(TOO_MUCH_CPU, seconds=CPU_SECONDS_PER_REQUEST)
 
 
-def _ended(code: int) -> str:
-    return _("your program could not be run: the evaluator ended with code {code}").format(code=code)
+def _ended(code: int) -> EvaluatorFailure:
+    return EvaluatorFailure(ENDED, code=code)
 
 
-def _unreadable() -> str:
-    return _("your program could not be run: the evaluator sent a reply the check cannot read")
-
-
-def _no_start(why: str) -> str:
-    return _("the evaluator that runs programs could not start: {why}").format(why=why)
-
-
-def failure(message: str) -> EvaluatorFailure:
-    return EvaluatorFailure(message)
+def _unreadable() -> EvaluatorFailure:
+    return EvaluatorFailure(UNREADABLE)
 
 
 # -- the trusted side -------------------------------------------------------------
@@ -170,7 +174,7 @@ class Evaluator:
                                           start_new_session=True, bufsize=0)
         except OSError as e:
             self._stop()
-            raise failure(_no_start(str(e))) from None
+            raise EvaluatorFailure(NO_START, why=str(e)) from None
         self._ready = False
         self.started += 1
 
@@ -210,8 +214,7 @@ class Evaluator:
 
         body = wire.encode({"op": op, **payload})
         if len(body) > MAX_REQUEST:
-            raise ProgramError(f"the program and its inputs are {len(body) >> 20} MiB, "
-                                   f"more than the {MAX_REQUEST >> 20} MiB the evaluator takes")
+            raise ProgramError(REQUEST_TOO_BIG, size=len(body) >> 20, limit=MAX_REQUEST >> 20)
         with self._lock:
             if not self._alive():
                 self._start()
@@ -225,14 +228,15 @@ class Evaluator:
                 raise
         if type(reply) is not dict or len(reply) != 1:
             self._discard()
-            raise failure(_unreadable())
+            raise _unreadable()
         (kind, value), = reply.items()
         if kind == "ok":
             return value
-        if kind == "error" and type(value) is str:
-            raise ProgramError(value[:2000])
+        error = ProgramError.from_reply(value) if kind == "error" else None
+        if error is not None:
+            raise error
         self._discard()
-        raise failure(_unreadable())
+        raise _unreadable()
 
     def _discard(self) -> None:
         with self._lock:
@@ -246,7 +250,7 @@ class Evaluator:
             got += chunk
         if got != READY:
             self._stop()
-            raise failure(_no_start("it sent something else than its greeting"))
+            raise EvaluatorFailure(NO_START_GREETING)
         self._ready = True
 
     def _send(self, data: bytes, deadline: float, seconds: float) -> None:
@@ -255,7 +259,7 @@ class Evaluator:
         while view:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise failure(_too_slow(seconds))
+                raise _too_slow(seconds)
             _, w, _ = select.select([], [fd], [], left)
             if w:
                 try:
@@ -269,12 +273,12 @@ class Evaluator:
         head = self._read_exactly(HEADER.size, deadline, seconds)
         (n,) = HEADER.unpack(head)
         if n > MAX_REPLY:
-            raise failure(_unreadable())
+            raise _unreadable()
         body = self._read_exactly(n, deadline, seconds)
         try:
             return wire.decode(body, max_containers=MAX_REPLY_CONTAINERS)
         except wire.DecodeError:
-            raise failure(_unreadable()) from None
+            raise _unreadable() from None
 
     def _read_exactly(self, n: int, deadline: float, seconds: float) -> bytes:
         chunks, got = [], 0
@@ -290,8 +294,8 @@ class Evaluator:
             left = deadline - time.monotonic()
             if left <= 0:
                 self._stop()
-                raise failure(_no_start(f"it was not ready within {seconds:g} s") if starting
-                              else _too_slow(seconds))
+                raise (EvaluatorFailure(NO_START_IN_TIME, seconds=float(seconds)) if starting
+                       else _too_slow(seconds))
             r, _, _ = select.select([fd], [], [], left)
             if r:
                 chunk = os.read(fd, n)
@@ -308,14 +312,14 @@ class Evaluator:
             code = -1
         self._stop()
         if starting:
-            return failure(_no_start(f"it ended with code {code}"))
+            return EvaluatorFailure(NO_START_ENDED, code=code)
         if code < 0 and -code == signal.SIGXCPU:
-            return failure(_too_much_cpu())
+            return _too_much_cpu()
         if code < 0:
-            return failure(_crashed(_SIGNALS.get(-code, f"signal {-code}")))
+            return _crashed(_SIGNALS.get(-code, f"signal {-code}"))
         if code > 128 and code - 128 in _SIGNALS:  # a shell or launcher that reports a signal as 128+N
-            return failure(_too_much_cpu() if code - 128 == signal.SIGXCPU else _crashed(_SIGNALS[code - 128]))
-        return failure(_ended(code))
+            return _too_much_cpu() if code - 128 == signal.SIGXCPU else _crashed(_SIGNALS[code - 128])
+        return _ended(code)
 
 
 def _host_devices_flags(flags: str) -> str:
@@ -448,13 +452,13 @@ def serve() -> None:
             request = wire.decode(frame)
             reply = {"ok": programs.evaluate(request)}
         except programs.ProgramError as e:
-            reply = {"error": str(e)}
+            reply = {"error": e.to_reply()}
         except wire.DecodeError as e:
-            reply = {"error": f"the evaluator could not read the request: {e}"}
+            reply = {"error": programs.ProgramError(programs.REQUEST_UNDECODABLE, error=str(e)).to_reply()}
         try:
             body = wire.encode(reply)
         except wire.NotPlainData as e:
-            body = wire.encode({"error": f"the evaluator could not send its result: {e}"})
+            body = wire.encode({"error": programs.ProgramError(programs.RESULT_UNSENDABLE, error=str(e)).to_reply()})
         _write(proto_out, HEADER.pack(len(body)) + body)
 
 

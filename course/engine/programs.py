@@ -48,6 +48,8 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
+from course.engine.words import N_, fill, plain_fields, shown_field
+
 # What the trusted side lets through to the evaluator (`bounded_text`): lowered programs of
 # the course's exercises are tens of kilobytes; a program is run only under MAX_RUN_CHARS.
 MAX_PROGRAM_CHARS = 2_000_000
@@ -79,8 +81,97 @@ MLIR_DTYPES = {
 }
 
 
+# What a ProgramError says: English templates, marked for the catalog and put into the
+# learner's language where they are shown (`ProgramError.__str__`). The evaluator sends
+# one of these and its fields; the trusted side builds the text (`ProgramError.from_reply`).
+
+NOT_TEXT = N_("expected the lowered program as text, got {type}")
+TOO_LONG = N_("the lowered program is {size} characters, more than the {limit} a program may have to be "
+              "read by the check")
+TOO_DEEP = N_("the lowered program nests its brackets more than {depth} deep")
+NOT_A_PROGRAM = N_("the text is not a lowered JAX program (no `module` with a public `@main`)")
+SURROGATES = N_("the lowered program is not valid text (it holds lone surrogates)")
+DOES_NOT_VERIFY_BECAUSE = N_("the lowered program does not verify: {detail}")
+DOES_NOT_VERIFY = N_("the lowered program does not verify")
+NOT_OP_NAMES = N_("ops_with_types takes a collection of operation names")
+REPLY_UNREADABLE = N_("the evaluator sent a reply the check cannot read")
+UNDEFINED_CALL = N_("it calls @{name}, which it does not define (or which calls itself)")
+NESTED_TOO_DEEPLY = N_("its operations are nested too deeply to be read")
+TOO_LONG_TO_RUN = N_("the lowered program is {size} characters; only programs under {limit} are run by the check")
+NOT_RUN_HERE = N_("the lowered program uses operations that are not run here: {ops}")
+SINGLE_DEVICE_ONLY = N_("only single-device programs are run by the check")
+MESHES = N_("the lowered program declares {meshes} meshes; only programs over one mesh are run by the check")
+PARTITIONS = N_("the lowered program is partitioned {partitions} ways over a mesh of {devices} devices; only "
+                "meshes of up to {most} devices, all used, are run here")
+TENSOR_TOO_LARGE = N_("a tensor of shape {shape} is larger than any this exercise needs")
+INPUTS_DIFFER = N_("its inputs are {want}, but the check calls it with {got}")
+NO_DEVICES = N_("the check could not make {devices} CPU devices to run it on")
+XLA_CANNOT_RUN = N_("XLA cannot run it on {devices} devices: {detail}")
+UNSHARDED_DOES_NOT_VERIFY = N_("the lowered program does not verify once its shardings are dropped")
+XLA_CANNOT_COMPILE = N_("XLA cannot compile it: {detail}")
+SIGNATURE_NOT_CLOSED = N_("the lowered program's `@main` signature is not closed")
+REQUEST_UNREADABLE = N_("the evaluator got a request it cannot read")
+NO_SUCH_REQUEST = N_("the evaluator has no request {op}")
+TOO_MANY_FLOPS = N_("your program would do about {work:.2g} arithmetic operations, more than the {limit:.2g} "
+                    "the check allows for it")
+TOO_MANY_BYTES = N_("your program would move about {work:.2g} bytes of memory, more than the {limit:.2g} "
+                    "the check allows for it")
+# Said by the evaluator's loop (course.engine.evaluator.serve) about what it was sent or could not send.
+REQUEST_UNDECODABLE = N_("the evaluator could not read the request: {error}")
+RESULT_UNSENDABLE = N_("the evaluator could not send its result: {error}")
+# The templates the evaluator may send back: no other text is ever used as a format string here.
+MESSAGES = frozenset({
+    NOT_TEXT, TOO_LONG, TOO_DEEP, NOT_A_PROGRAM, SURROGATES, DOES_NOT_VERIFY_BECAUSE, DOES_NOT_VERIFY,
+    NOT_OP_NAMES, REPLY_UNREADABLE, UNDEFINED_CALL, NESTED_TOO_DEEPLY, TOO_LONG_TO_RUN, NOT_RUN_HERE,
+    SINGLE_DEVICE_ONLY, MESHES, PARTITIONS, TENSOR_TOO_LARGE, INPUTS_DIFFER, NO_DEVICES, XLA_CANNOT_RUN,
+    UNSHARDED_DOES_NOT_VERIFY, XLA_CANNOT_COMPILE, SIGNATURE_NOT_CLOSED, REQUEST_UNREADABLE, NO_SUCH_REQUEST,
+    TOO_MANY_FLOPS, TOO_MANY_BYTES, REQUEST_UNDECODABLE, RESULT_UNSENDABLE,
+})
+
+
 class ProgramError(ValueError):
-    """The text the learner's process sent is not a lowered JAX program."""
+    """The text the learner's process sent is not a lowered JAX program, or it cannot be run.
+
+    It holds a template (an English text marked with N_) and its fields (numbers, and text
+    made safe by `words.shown_field`); `str(e)` is the template in the language in use with
+    the fields put in, so the same error reads in each learner's language wherever it is
+    shown. The fields are values: a `{` in one (an op name, XLA's words) is shown as it is."""
+
+    def __init__(self, template: str, **fields: object) -> None:
+        super().__init__(template)
+        self.template = template
+        self.fields = {name: shown_field(value) for name, value in fields.items()}
+
+    def __str__(self) -> str:
+        return fill(self.template, self.fields)
+
+    def to_reply(self) -> list:
+        """What the evaluator sends back for this error: [template, fields], plain data."""
+        return [self.template, dict(self.fields)]
+
+    @classmethod
+    def from_reply(cls, reply: object) -> "ProgramError | None":
+        """The error the evaluator sent (`to_reply`), if it is one of MESSAGES with exactly its
+        fields; None for anything else (the caller says the reply cannot be read)."""
+        if type(reply) is not list or len(reply) != 2 or type(reply[0]) is not str or reply[0] not in MESSAGES:
+            return None
+        fields = plain_fields(reply[1])
+        if fields is None:
+            return None
+        try:
+            reply[0].format(**fields)
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+            return None
+        if set(fields) != _names(reply[0]):
+            return None
+        return cls(reply[0], **fields)
+
+
+def _names(template: str) -> set[str]:
+    import string
+
+    return {field.split(".")[0].split("[")[0] for _text, field, _spec, _conversion
+            in string.Formatter().parse(template) if field}
 
 
 class EvaluatorFailure(ProgramError):
@@ -91,18 +182,11 @@ class OverBudget(ProgramError):
     """A program whose estimated cost is over the budget it is run with."""
 
     def __init__(self, cost: "Cost", budget: "Cost") -> None:
-        super().__init__(over_budget_message(cost, budget))
+        if cost.flops > budget.flops:
+            super().__init__(TOO_MANY_FLOPS, work=float(cost.flops), limit=float(budget.flops))
+        else:
+            super().__init__(TOO_MANY_BYTES, work=float(cost.bytes), limit=float(budget.bytes))
         self.cost, self.budget = cost, budget
-
-
-def over_budget_message(cost: "Cost", budget: "Cost") -> str:
-    from course.engine.words import _
-
-    if cost.flops > budget.flops:
-        return _("your program would do about {work:.2g} arithmetic operations, more than the {limit:.2g} "
-                    "the check allows for it").format(work=cost.flops, limit=budget.flops)
-    return _("your program would move about {work:.2g} bytes of memory, more than the {limit:.2g} "
-                "the check allows for it").format(work=cost.bytes, limit=budget.bytes)
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -115,17 +199,16 @@ def bounded_text(text: object, limit: int = MAX_PROGRAM_CHARS) -> str:
     characters, brackets nested at most MAX_NESTING deep. Plain Python on the
     trusted side, linear in the text's length: no parser sees a text that fails this."""
     if not isinstance(text, str):
-        raise ProgramError(f"expected the lowered program as text, got {type(text).__name__}")
+        raise ProgramError(NOT_TEXT, type=type(text).__name__)
     if len(text) > limit:
-        raise ProgramError(f"the lowered program is {len(text)} characters, more than the {limit} "
-                           "a program may have to be read by the check")
+        raise ProgramError(TOO_LONG, size=len(text), limit=limit)
     steps = _NOT_BRACKET.sub("", _STRING.sub("", text).replace("->", "")).translate(_DEPTH_STEP)
     depth = 0
     # Runs of openings are where depth grows: only their ends need a look.
     for run in re.finditer(r"\++|-+", steps):
         depth = max(0, depth + (len(run.group()) if run.group()[0] == "+" else -len(run.group())))
         if depth > MAX_NESTING:
-            raise ProgramError(f"the lowered program nests its brackets more than {MAX_NESTING} deep")
+            raise ProgramError(TOO_DEEP, depth=MAX_NESTING)
     return text
 
 
@@ -194,7 +277,7 @@ def parse(text: object, *, verify: bool = True) -> Program:
     text = bounded_text(text)
     main = _MAIN.search(text)
     if main is None or not _ALIASES.sub("", text[:main.start()]).lstrip().startswith("module"):
-        raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
+        raise ProgramError(NOT_A_PROGRAM)
     if verify and not HERE:
         return _program_from_plain(text, _forward("parse", text))
     program = Program(text=text)
@@ -222,7 +305,7 @@ def _verified_module(text: str):
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise ProgramError("the lowered program is not valid text (it holds lone surrogates)") from None
+        raise ProgramError(SURROGATES) from None
     from jax._src.interpreters import mlir
     from jax._src.lib.mlir import ir
 
@@ -234,9 +317,9 @@ def _verified_module(text: str):
     except Exception as e:  # noqa: BLE001 - MLIR reports every malformation as its own error type
         first = str(e).strip().splitlines()
         detail = next((line.strip() for line in first if "error" in line), first[0] if first else type(e).__name__)
-        raise ProgramError(f"the lowered program does not verify: {detail[:300]}") from None
+        raise ProgramError(DOES_NOT_VERIFY_BECAUSE, detail=detail[:300]) from None
     if not ok:
-        raise ProgramError("the lowered program does not verify")
+        raise ProgramError(DOES_NOT_VERIFY)
     return context, module
 
 
@@ -255,7 +338,7 @@ def ops_with_types(text: object, names: object) -> list[tuple[str, list[str], li
     string in the text can pass for an operation or a type; a ProgramError when it cannot be read."""
     text = bounded_text(text)
     if type(names) not in (list, tuple, set, frozenset) or not all(type(n) is str for n in names):
-        raise ProgramError("ops_with_types takes a collection of operation names")
+        raise ProgramError(NOT_OP_NAMES)
     wanted = sorted(set(names))
     if not HERE:
         got = _forward("ops_with_types", text, names=wanted)
@@ -263,7 +346,7 @@ def ops_with_types(text: object, names: object) -> list[tuple[str, list[str], li
             type(item) is list and len(item) == 3 and type(item[0]) is str
             and all(type(t) is list and all(type(x) is str for x in t) for t in item[1:]) for item in got)
         if not ok:
-            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+            raise EvaluatorFailure(REPLY_UNREADABLE)
         return [(name, operands, results) for name, operands, results in got]
     context, module = _verified_module(text)
     found: list[tuple[str, list[str], list[str]]] = []
@@ -289,7 +372,7 @@ def matrix_products(text: object) -> tuple[int, int]:
     if not HERE:
         got = _forward("matrix_products", text)
         if type(got) is not list or len(got) != 2 or not all(type(n) is int and n >= 0 for n in got):
-            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+            raise EvaluatorFailure(REPLY_UNREADABLE)
         return got[0], got[1]
     from jax._src.lib.mlir import ir
 
@@ -318,14 +401,14 @@ def matrix_products(text: object) -> tuple[int, int]:
         def function(name, stack):
             if name not in memo:
                 if name in stack or name not in funcs:
-                    raise ProgramError(f"it calls @{name}, which it does not define (or which calls itself)")
+                    raise ProgramError(UNDEFINED_CALL, name=name)
                 memo[name] = walk(funcs[name].operation, False, stack | {name})
             return memo[name]
 
         try:
             return function("main", frozenset())
         except RecursionError:
-            raise ProgramError("its operations are nested too deeply to be read") from None
+            raise ProgramError(NESTED_TOO_DEEPLY) from None
 
 
 def _read_verified(text: str, program: Program) -> None:
@@ -346,7 +429,7 @@ def _read_verified(text: str, program: Program) -> None:
             elif name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
                 main = op
         if main is None:
-            raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
+            raise ProgramError(NOT_A_PROGRAM)
         kind = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         for types, key, out in ((kind.inputs, "arg_attrs", program.args),
                                 (kind.results, "res_attrs", program.results)):
@@ -511,8 +594,7 @@ def run(text: object, *args, global_view: bool = False, budget: Cost | None = No
     compiled for its mesh and run on that many of the evaluator's CPU devices.
     """
     if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
-        raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
-                           f"{MAX_RUN_CHARS} are run by the check")
+        raise ProgramError(TOO_LONG_TO_RUN, size=len(text), limit=MAX_RUN_CHARS)
     text = bounded_text(text, MAX_RUN_CHARS)
     budget = MAX_COST if budget is None else budget
     if not HERE:
@@ -522,7 +604,7 @@ def run(text: object, *args, global_view: bool = False, budget: Cost | None = No
         got = _forward("run", text, seconds=LOOP_SECONDS, args=arrays, global_view=bool(global_view),
                        budget=[float(budget.flops), float(budget.bytes)])
         if type(got) is not list or not all(type(a) is np.ndarray for a in got):
-            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+            raise EvaluatorFailure(REPLY_UNREADABLE)
         return got
     if global_view and "sdy.manual_computation" in text:
         program = _partitioned(text)
@@ -551,9 +633,9 @@ def _runnable(text: object) -> "Program":
     program = parse(text)
     refused = sorted(op for op in program.ops if op not in _RUNNABLE and op not in _LOOPS)
     if any(not op.startswith("sdy.") for op in refused):  # what it computes, before where it would run
-        raise ProgramError(f"the lowered program uses operations that are not run here: {', '.join(refused[:5])}")
+        raise ProgramError(NOT_RUN_HERE, ops=", ".join(refused[:5]))
     if program.num_partitions != 1 or program.meshes or refused:
-        raise ProgramError("only single-device programs are run by the check")
+        raise ProgramError(SINGLE_DEVICE_ONLY)
     return program
 
 
@@ -581,15 +663,12 @@ def _partitioned(text: str) -> "Program":
     refused = sorted(op for op in program.ops if op not in _RUNNABLE and op not in _LOOPS
                      and op not in _PER_DEVICE)
     if refused:
-        raise ProgramError(f"the lowered program uses operations that are not run here: {', '.join(refused[:5])}")
+        raise ProgramError(NOT_RUN_HERE, ops=", ".join(refused[:5]))
     if len(program.meshes) != 1:
-        raise ProgramError(f"the lowered program declares {len(program.meshes)} meshes; only programs "
-                           "over one mesh are run by the check")
+        raise ProgramError(MESHES, meshes=len(program.meshes))
     devices = math.prod(next(iter(program.meshes.values())).values())
     if not 1 <= devices <= MAX_PARTITIONS or program.num_partitions != devices:
-        raise ProgramError(f"the lowered program is partitioned {program.num_partitions} ways over a mesh of "
-                           f"{devices} devices; only meshes of up to {MAX_PARTITIONS} devices, all used, "
-                           "are run here")
+        raise ProgramError(PARTITIONS, partitions=program.num_partitions, devices=devices, most=MAX_PARTITIONS)
     return program
 
 
@@ -599,12 +678,12 @@ def _checked_inputs(program: "Program", args: tuple) -> list:
     for spec in _TENSOR.findall(program.text):
         shape = _value(f"tensor<{spec}>").shape
         if math.prod(shape) > MAX_TENSOR_ELEMENTS:
-            raise ProgramError(f"a tensor of shape {shape} is larger than any this exercise needs")
+            raise ProgramError(TENSOR_TOO_LARGE, shape=str(shape))
     arrays = [np.asarray(a) for a in args]
     want = [(a.shape, a.dtype) for a in program.args]
     got = [(tuple(a.shape), str(a.dtype)) for a in arrays]
     if want != got:
-        raise ProgramError(f"its inputs are {_show(want)}, but the check calls it with {_show(got)}")
+        raise ProgramError(INPUTS_DIFFER, want=_show(want), got=_show(got))
     return arrays
 
 
@@ -620,7 +699,7 @@ def _run_on_mesh(program: "Program", arrays: list, devices: int) -> list:
 
     backend = xla_bridge.get_backend("cpu")
     if len(backend.devices()) < devices:
-        raise ProgramError(f"the check could not make {devices} CPU devices to run it on")
+        raise ProgramError(NO_DEVICES, devices=devices)
     chosen = xc.DeviceList(tuple(backend.devices()[:devices]))
     context, module = _verified_module(program.text)
     try:
@@ -637,8 +716,7 @@ def _run_on_mesh(program: "Program", arrays: list, devices: int) -> list:
         outs = executable.execute_sharded(placed).disassemble_into_single_device_arrays()
     except Exception as e:  # noqa: BLE001 - XLA raises its own types
         detail = str(e).strip().splitlines()
-        raise ProgramError(f"XLA cannot run it on {devices} devices: "
-                           f"{detail[0][:200] if detail else type(e).__name__}") from None
+        raise ProgramError(XLA_CANNOT_RUN, devices=devices, detail=detail[0][:200] if detail else type(e).__name__) from None
     return [np.asarray(jax.make_array_from_single_device_arrays(r.shape, GSPMDSharding(chosen, s), shards))
             for r, s, shards in zip(program.results, executable.get_output_shardings(), outs)]
 
@@ -654,13 +732,12 @@ def single_device(text: object) -> str:
     the same text, whatever the files it was lowered from.
     """
     if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
-        raise ProgramError(f"the lowered program is {len(text)} characters; only programs under "
-                           f"{MAX_RUN_CHARS} are run by the check")
+        raise ProgramError(TOO_LONG_TO_RUN, size=len(text), limit=MAX_RUN_CHARS)
     text = bounded_text(text, MAX_RUN_CHARS)
     if not HERE:
         got = _forward("single_device", text)
         if type(got) is not str:
-            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+            raise EvaluatorFailure(REPLY_UNREADABLE)
         return got
     parse(text)  # the checks of an ordinary program first (type, size, MLIR's verifier)
     from jax._src.lib.mlir import ir
@@ -684,8 +761,7 @@ def single_device(text: object) -> str:
 
         visit(module.operation)
         if others:
-            raise ProgramError(f"the lowered program uses operations that are not run here: "
-                               f"{', '.join(sorted(set(others))[:5])}")
+            raise ProgramError(NOT_RUN_HERE, ops=", ".join(sorted(set(others))[:5]))
         for op in relayouts:  # a change of layout is the identity on values
             op.results[0].replace_all_uses_with(op.operands[0])
             op.operation.erase()
@@ -705,7 +781,7 @@ def single_device(text: object) -> str:
             if key in attrs:
                 attrs[key] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
         if not module.operation.verify():
-            raise ProgramError("the lowered program does not verify once its shardings are dropped")
+            raise ProgramError(UNSHARDED_DOES_NOT_VERIFY)
         return module.operation.get_asm(enable_debug_info=False)
 
 
@@ -740,7 +816,7 @@ def _compiled(text: str):
         executable = backend.compile_and_load(bytecode, xc.DeviceList((device,)), options)
     except Exception as e:  # noqa: BLE001 - XLA raises its own types
         detail = str(e).strip().splitlines()
-        raise ProgramError(f"XLA cannot compile it: {detail[0][:200] if detail else type(e).__name__}") from None
+        raise ProgramError(XLA_CANNOT_COMPILE, detail=detail[0][:200] if detail else type(e).__name__) from None
     with _COMPILED_LOCK:
         if len(_COMPILED) > 256:
             _COMPILED.clear()
@@ -790,7 +866,7 @@ def _matching(text: str, open_at: int) -> int:
                 return i
         elif c == ">" and text[i - 1:i] == "-":
             continue  # `->` is not a closing bracket
-    raise ProgramError("the lowered program's `@main` signature is not closed")
+    raise ProgramError(SIGNATURE_NOT_CLOSED)
 
 
 def _split_top(text: str) -> list[str]:
@@ -861,7 +937,7 @@ def cost(text: object) -> Cost:
         got = _forward("cost", text)
         if (type(got) is not list or len(got) != 3 or not all(type(x) is float and x >= 0 for x in got[:2])
                 or type(got[2]) is not bool):
-            raise EvaluatorFailure("the evaluator sent a reply the check cannot read")
+            raise EvaluatorFailure(REPLY_UNREADABLE)
         return Cost(got[0], got[1], got[2])
     from jax._src.lib.mlir import ir
 
@@ -870,7 +946,7 @@ def cost(text: object) -> Cost:
         funcs = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in module.body.operations
                  if op.operation.name == "func.func"}
         if "main" not in funcs:
-            raise ProgramError("the text is not a lowered JAX program (no `module` with a public `@main`)")
+            raise ProgramError(NOT_A_PROGRAM)
         return _CostWalk(funcs).function("main", frozenset())
 
 
@@ -927,7 +1003,7 @@ class _CostWalk:
     def function(self, name: str, stack: frozenset) -> Cost:
         if name not in self.memo:
             if name in stack or name not in self.funcs:
-                raise ProgramError(f"it calls @{name}, which it does not define (or which calls itself)")
+                raise ProgramError(UNDEFINED_CALL, name=name)
             self.memo[name] = self.regions(self.funcs[name].operation, stack | {name})
         return self.memo[name]
 
@@ -1041,7 +1117,7 @@ def _forward(op: str, text: str, *, seconds: float | None = None, **payload) -> 
 def evaluate(request: object) -> object:
     """In the evaluator: one request from `_forward`, answered as plain data."""
     if type(request) is not dict or type(request.get("op")) is not str:
-        raise ProgramError("the evaluator got a request it cannot read")
+        raise ProgramError(REQUEST_UNREADABLE)
     op, text = request["op"], request.get("text")
     if op == "parse":
         return _program_to_plain(parse(text))
@@ -1057,12 +1133,12 @@ def evaluate(request: object) -> object:
     if op == "run":
         args, budget = request.get("args"), request.get("budget")
         if type(args) is not list or type(budget) is not list or len(budget) != 2:
-            raise ProgramError("the evaluator got a request it cannot read")
+            raise ProgramError(REQUEST_UNREADABLE)
         from course.engine.wire import to_plain
 
         outs = run(text, *args, global_view=bool(request.get("global_view")), budget=Cost(*map(float, budget)))
         return [to_plain(o) for o in outs]
-    raise ProgramError(f"the evaluator has no request {op[:40]!r}")
+    raise ProgramError(NO_SUCH_REQUEST, op=repr(op[:40]))
 
 
 def _value_to_plain(v: Value) -> list:
@@ -1078,7 +1154,7 @@ def _program_to_plain(p: Program) -> dict:
 
 
 def _unreadable() -> EvaluatorFailure:
-    return EvaluatorFailure("the evaluator sent a reply the check cannot read")
+    return EvaluatorFailure(REPLY_UNREADABLE)
 
 
 def _value_from_plain(raw: object) -> Value:

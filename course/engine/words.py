@@ -112,3 +112,55 @@ def probe_said(said: object, phrases: dict) -> str | None:
         return _(phrases[said[0]]).format(**fields)
     except (KeyError, IndexError, ValueError):
         return None
+
+
+# A field of an engine message (`fill`): learner-controlled text (an op name, XLA's or MLIR's
+# words about the learner's program) is shown as text, at most this long, with control and
+# format characters (a terminal's escapes, a newline, a bidi override) written as escapes.
+MAX_FIELD_CHARS = 300
+_UNSEEN = None
+
+
+def shown_field(value: object) -> int | float | str:
+    """`value` as a message field: an int or a float as it is, anything else as safe text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    global _UNSEEN
+    if _UNSEEN is None:
+        import re
+
+        # C0 and C1 controls, DEL, and the format characters (Cf) a terminal may act on.
+        _UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                             "\u2060-\u206f\ufeff\ufff9-\ufffb]")
+    text = value if isinstance(value, str) else str(value)
+    text = _UNSEEN.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", text)
+    return text if len(text) <= MAX_FIELD_CHARS else text[:MAX_FIELD_CHARS - 1] + "…"
+
+
+def plain_fields(raw: object) -> dict | None:
+    """The fields of an engine message that came from another process (`{name: str | int |
+    float}`), each made safe by `shown_field`; None if they are anything else."""
+    if not isinstance(raw, dict) or len(raw) > 16:
+        return None
+    fields = {}
+    for key, value in raw.items():
+        if not isinstance(key, str) or not key.isidentifier() or isinstance(value, bool) \
+                or not isinstance(value, (str, int, float)):
+            return None
+        fields[key] = shown_field(value)
+    return fields
+
+
+def fill(template: str, fields: dict, translate=None) -> str:
+    """`template` (an English text marked with N_, trusted) in the language in use, its fields put in.
+
+    Only the template is a format string: a field is a value, shown as it is, so a `{`
+    in it is text. A translation whose fields do not fit falls back to the English."""
+    translate = translate or _
+    for text in (translate(template), template):
+        try:
+            return text.format(**fields)
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+            continue
+    return template

@@ -2,9 +2,10 @@
 
 `jaxlings doctor` counts them, so that it never calls an edition complete while a failed
 check still shows English. Found by reading the code (ast), where a message is handed
-over: the message of `fail()`, `CheckFailure()`, `LearnerFailure()` and the child's
-`Failure()`, a `what=` description, an assignment to a failure's `.message`, and an `assert`'s
-message in a check. A message is
+over: the message of `fail()`, `CheckFailure()`, `LearnerFailure()`, the child's
+`Failure()`, the template of `ProgramError()` and `EvaluatorFailure()`, a `what=`
+description, an assignment to a failure's `.message`, and an `assert`'s message in a
+check. A message is
 unmarked when its text is written out (a literal, an f-string, a sum of them) rather than
 passed through `_()` / `N_()`, and it holds prose: two English words in a row. Code such
 as `relu(x)` alone is not prose.
@@ -18,7 +19,8 @@ from pathlib import Path
 
 _PROSE = re.compile(r"[A-Za-z]{2,}[ ,;:]+[A-Za-z]{2,}")
 # The callable, and the position of its message among the positional arguments.
-_MESSAGE_ARG = {"fail": 0, "CheckFailure": 0, "LearnerFailure": 1, "Failure": 1}
+_MESSAGE_ARG = {"fail": 0, "CheckFailure": 0, "LearnerFailure": 1, "Failure": 1, "ProgramError": 0,
+                "EvaluatorFailure": 0}
 
 
 def _name(func: ast.expr) -> str:
