@@ -5,10 +5,12 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
+from flax import nnx
 
 from course.engine.checking import CheckFailure
-from course.engine.evidence import main_signature, mlp_forward, run_lowered
+from course.engine.evidence import adam_state_role, main_signature, mlp_forward, run_lowered
 
 S = jax.ShapeDtypeStruct
 
@@ -66,3 +68,29 @@ def test_mlp_forward_is_linear_relu_linear():
     p = {"linear1": {"kernel": np.eye(2), "bias": np.array([0.0, -5.0])},
          "linear2": {"kernel": np.array([[1.0], [1.0]]), "bias": np.array([0.5])}}
     assert np.allclose(mlp_forward(p, np.array([[1.0, 2.0]])), [[1.5]])
+
+
+def test_adam_state_roles_are_read_from_the_key_paths_of_a_real_optimizer():
+    class Net(nnx.Module):
+        def __init__(self, rngs):
+            self.body = nnx.Linear(3, 4, rngs=rngs)
+            self.head = nnx.Linear(4, 2, rngs=rngs)
+
+    model = Net(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+    state = (nnx.to_pure_dict(nnx.state(model, nnx.Param)), nnx.to_pure_dict(nnx.state(optimizer)))
+    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(state)[0]]
+    roles = [adam_state_role(p, ("body", "head")) for p in paths]
+    assert None not in roles, dict(zip(paths, roles))
+    assert sorted(r for r in roles if r[0] == "param") == [
+        ("param", layer, name) for layer in ("body", "head") for name in ("bias", "kernel")]
+    assert sorted(r for r in roles if r[0] == "mu") == [
+        ("mu", layer, name) for layer in ("body", "head") for name in ("bias", "kernel")]
+    assert roles.count(("count",)) == 1 and roles.count(("step",)) == 1
+    # Another layer name, a parameter outside the model's slot, or a stray entry is no role.
+    assert adam_state_role("[0]['extra']['kernel']", ("body", "head")) is None
+    assert adam_state_role("['body']['kernel']", ("body", "head")) is None
+    assert adam_state_role("['body']['kernel']", ("body", "head"), bare_params=True) == ("param", "body", "kernel")
+    assert adam_state_role("[1]['opt_state'][0]['mu']['body']['scale']", ("body", "head")) is None
+    assert adam_state_role("[1]['opt_state'][1]['count']", ("body", "head")) is None
+    assert adam_state_role("[0]['(body|head)']['kernel']", ("body", "head")) is None

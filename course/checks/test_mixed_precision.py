@@ -16,12 +16,10 @@ this side knows what each input and output is), with the paths of those arrays.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from course.engine.checking import fail
-from course.engine.evidence import read_program, run_lowered
+from course.engine.evidence import adam_state_role, read_program, run_lowered
 from course.engine.programs import ProgramError, ops_with_types
 from course.engine.words import _
 
@@ -33,10 +31,6 @@ LR, B1, B2, EPS = 1e-2, 0.9, 0.999, 1e-8
 STEPS = 3
 # bfloat16 keeps 8 significant bits: a rounding moves a value by up to 2**-8 of itself.
 BF16_EPS = 2.0 ** -8
-_PARAM = re.compile(r"^\[0\]\['(hidden|out)'\]\['(kernel|bias)'\]")
-_MOMENT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['(mu|nu)'\]\['(hidden|out)'\]\['(kernel|bias)'\]")
-_COUNT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['count'\]")
-_STEP = re.compile(r"^\[1\]\['step'\]")
 
 
 def probe_lowered_step(module, d_in, hidden, d_out, batch, seed):
@@ -70,18 +64,12 @@ def _roles(paths, n_args, call):
                "({got}).").format(call=call, got=describe_paths(paths)))
     roles = []
     for path in paths:
-        if m := _PARAM.match(path):
-            roles.append(("param", m.group(1), m.group(2)))
-        elif m := _MOMENT.match(path):
-            roles.append((m.group(1), m.group(2), m.group(3)))
-        elif _COUNT.match(path):
-            roles.append(("count",))
-        elif _STEP.match(path):
-            roles.append(("step",))
-        else:
+        role = adam_state_role(path, ("hidden", "out"))
+        if role is None:
             fail(_("{call}: the model's or the optimizer's state holds {path!r}; the MLP has exactly two "
                    "nnx.Linear layers named `hidden` and `out` (a kernel and a bias each), and nothing else.").format(
                 call=call, path=path[:120]))
+        roles.append(role)
     want = {("param", l, n) for l in ("hidden", "out") for n in ("kernel", "bias")}
     if {r for r in roles if r[0] == "param"} != want:
         fail(_("{call}: the model's parameters are {names}; expected hidden.kernel, hidden.bias, out.kernel and "

@@ -17,14 +17,12 @@ the head's Adam steps, the body left exactly as it was, and the new model's logi
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
 from course.checks.conftest import RUN_PLUGIN
 from course.engine.checking import fail
-from course.engine.evidence import read_program, run_lowered
+from course.engine.evidence import adam_state_role, read_program, run_lowered
 from course.engine.words import N_, _, probe_said
 
 TIMEOUT = 120
@@ -35,10 +33,6 @@ LR, B1, B2, EPS = 0.02, 0.9, 0.999, 1e-8
 STEPS = 3
 EVAL_ROWS = 9
 LAYERS = ("layer1", "layer2", "head")
-_PARAM = re.compile(r"^(?:\[0\])?\['(layer1|layer2|head)'\]\['(kernel|bias)'\]")
-_MOMENT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['(mu|nu)'\]\['(layer1|layer2|head)'\]\['(kernel|bias)'\]")
-_COUNT = re.compile(r"^\[1\]\['opt_state'\]\[0\]\['count'\]")
-_STEP = re.compile(r"^\[1\]\['step'\]")
 # What probe_surgery reports: [key, fields], worded here in the learner's language.
 PROBE_ERRORS = {
     "not_compiled": N_("{name} is a {type} without `.lower`: it is not compiled. Decorate it with @nnx.jit."),
@@ -133,11 +127,11 @@ def _param_roles(paths, n_args, call):
         fail(_("{call}: the check could not read the model's parameters.").format(call=call))
     roles = []
     for path in paths:
-        m = _PARAM.match(path)
-        if not m:
+        role = adam_state_role(path, LAYERS, bare_params=True)
+        if role is None or role[0] != "param":
             fail(_("{call}: the model holds a parameter at {path!r}; Net has exactly layer1, layer2 and head. "
                    "Do not change its layers.").format(call=call, path=path[:120]))
-        roles.append((m.group(1), m.group(2)))
+        roles.append(role[1:])
     if sorted(roles) != sorted((layer, n) for layer in LAYERS for n in ("kernel", "bias")):
         fail(_("{call}: the model's parameters are {params}; expected a kernel and a bias for each of layer1, "
                "layer2 and head.").format(call=call, params=sorted('.'.join(r) for r in roles)))
@@ -233,18 +227,12 @@ def _train_roles(got, program, call):
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != len(program.args) - 2:
         fail(_("{call}: the check could not read the model's and the optimizer's state.").format(call=call))
     roles = []
-    for path, value in zip(paths, program.args):
-        if m := _PARAM.match(path):
-            roles.append(("param", m.group(1), m.group(2)))
-        elif m := _MOMENT.match(path):
-            roles.append((m.group(1), m.group(2), m.group(3)))
-        elif _COUNT.match(path):
-            roles.append(("count",))
-        elif _STEP.match(path):
-            roles.append(("step",))
-        else:
+    for path in paths:
+        role = adam_state_role(path, LAYERS, bare_params=True)
+        if role is None:
             fail(_("{call}: the optimizer holds {path!r}; expected nnx.Optimizer(model, optax.adam(lr), "
                    "wrt=<the head's parameters>).").format(call=call, path=path[:120]))
+        roles.append(role)
     trained = sorted({".".join(r[1:]) for r in roles if r[0] in ("mu", "nu") and r[1] != "head"})
     if trained:
         fail(_("{call}: the optimizer keeps Adam state for {trained}: it trains the whole model. Only the "
@@ -272,7 +260,8 @@ def test_only_the_new_head_trains(run, rng):
             hint = (_(" The optimizer's moments for head.kernel have shape {shape}, the new head ({h}, "
                       "{n_new}): the optimizer was built before the swap, for the old head. Build it after "
                       "model.head = ....").format(shape=tuple(moments[0][1]), h=h, n_new=n_new))
-        trained = sorted({f"{m.group(2)}.{m.group(3)}" for p in shapes if (m := _MOMENT.match(p)) and m.group(2) != "head"})
+        trained = sorted({".".join(role[1:]) for p in shapes
+                          if (role := adam_state_role(p, LAYERS)) and role[0] in ("mu", "nu") and role[1] != "head"})
         if trained:
             hint += _(" The optimizer keeps Adam state for {trained}: it trains the whole model. Only the head is "
                       "fine-tuned: build the optimizer with wrt=nnx.All(nnx.Param, nnx.PathContains('head')).").format(

@@ -22,6 +22,8 @@ comparison, and live here:
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
 
 import numpy as np
@@ -30,7 +32,8 @@ from course.engine.checking import fail
 from course.engine.programs import Program, ProgramError, parse, run
 from course.engine.words import _
 
-__all__ = ["ProgramError", "bce_with_logits", "main_signature", "mlp_forward", "read_program", "run_lowered"]
+__all__ = ["ProgramError", "adam_state_role", "bce_with_logits", "main_signature", "mlp_forward", "read_program",
+           "run_lowered"]
 
 
 def main_signature(text: Any) -> tuple[list, list]:
@@ -79,3 +82,39 @@ def bce_with_logits(z: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Elementwise binary cross-entropy on logits, stable for large |z| (float64)."""
     z, y = np.asarray(z, np.float64), np.asarray(y, np.float64)
     return np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))
+
+
+# -- the inputs of a lowered train step over (model state, nnx.Optimizer state) ------
+
+
+@functools.lru_cache(maxsize=16)
+def _adam_state_patterns(layers: tuple[str, ...], bare_params: bool) -> tuple[re.Pattern, ...]:
+    names = "|".join(re.escape(layer) for layer in layers)
+    model = r"(?:\[0\])?" if bare_params else r"\[0\]"
+    adam = r"^\[1\]\['opt_state'\]\[0\]"
+    return (re.compile(rf"^{model}\['({names})'\]\['(kernel|bias)'\]"),
+            re.compile(rf"{adam}\['(mu|nu)'\]\['({names})'\]\['(kernel|bias)'\]"),
+            re.compile(rf"{adam}\['count'\]"),
+            re.compile(r"^\[1\]\['step'\]"))
+
+
+def adam_state_role(path: str, layers: tuple[str, ...], *, bare_params: bool = False) -> tuple[str, ...] | None:
+    """What one input of a lowered step over `(model state, optimizer state)` is, from its key path.
+
+    The paths are `jax.tree_util.keystr` of the flattened pair, as a probe reports them for an
+    nnx.Optimizer over optax.adam: ('param', layer, 'kernel'|'bias') for `[0]['layer']['kernel']`,
+    ('mu'|'nu', layer, name) for Adam's moments, ('count',) and ('step',), or None for anything else
+    (the check words that refusal). `bare_params` also accepts a model's parameters flattened alone
+    (`['layer']['kernel']`). The paths are the child's word: they say which input is which, and a
+    check still judges the values the evaluator computes from them.
+    """
+    param, moment, count, step = _adam_state_patterns(tuple(layers), bare_params)
+    if m := param.match(path):
+        return ("param", m.group(1), m.group(2))
+    if m := moment.match(path):
+        return (m.group(1), m.group(2), m.group(3))
+    if count.match(path):
+        return ("count",)
+    if step.match(path):
+        return ("step",)
+    return None
