@@ -125,18 +125,19 @@ NAN_GRADIENT = N_(
 def test_clip_by_norm_gradient_is_finite_at_zero(learner, rng):
     shape = _shapes(rng)[1]
     program = learner.probe(probe_lower_grad, "clip_by_norm", [list(shape), [], list(shape)])
-    max_norm = np.float32(rng.uniform(0.5, 2.0))
-    cotangent = rng.standard_normal(shape).astype(np.float32)
     zeros = np.zeros(shape, np.float32)
-    call = _("jax.grad(lambda g: jnp.sum(clip_by_norm(g, {max_norm:.3g}) * c))(zeros of shape {shape}), "
-             "c random").format(max_norm=max_norm, shape=shape)
-    got = _run(program, [zeros, max_norm, cotangent], call)
-    if not np.all(np.isfinite(got)):
-        fail(_("{call} has {n} NaN or inf entries: {advice}").format(
-            call=call, n=int(np.sum(~np.isfinite(got))), advice=_(NAN_GRADIENT)))
-    assert_close(got, cotangent,
-                 what=_("{call} (clip_by_norm is the identity near zero, so its gradient is c)").format(call=call),
-                 dtype=np.float32, rtol=1e-5, atol=1e-6)
+    # A bound below 1 and one above: a scale of min(1, max_norm / 1) taken at zero is right only above.
+    for max_norm in (np.float32(rng.uniform(0.3, 0.9)), np.float32(rng.uniform(1.1, 2.0))):
+        cotangent = rng.standard_normal(shape).astype(np.float32)
+        call = _("jax.grad(lambda g: jnp.sum(clip_by_norm(g, {max_norm:.3g}) * c))(zeros of shape {shape}), "
+                 "c random").format(max_norm=max_norm, shape=shape)
+        got = _run(program, [zeros, max_norm, cotangent], call)
+        if not np.all(np.isfinite(got)):
+            fail(_("{call} has {n} NaN or inf entries: {advice}").format(
+                call=call, n=int(np.sum(~np.isfinite(got))), advice=_(NAN_GRADIENT)))
+        assert_close(got, cotangent,
+                     what=_("{call} (clip_by_norm is the identity near zero, so its gradient is c)").format(call=call),
+                     dtype=np.float32, rtol=1e-5, atol=1e-6)
     g = rng.standard_normal(shape).astype(np.float32)
     norm = float(np.linalg.norm(g))
     for bound, above in ((norm * float(rng.uniform(0.2, 0.8)), True), (norm * float(rng.uniform(1.2, 3.0)), False)):
