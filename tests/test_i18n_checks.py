@@ -324,3 +324,15 @@ def test_the_runners_own_words_follow_the_language(tmp_path):
     assert i18n._(DEFAULT_MESSAGES["KeyReuseError"]).startswith("コードが、すでに使った PRNG キー")
     i18n.set_language("en")
     assert _source_line(learner, "exercises/scale.py", 3) == "line 3 of exercises/scale.py: key = jax.random.key(0)"
+
+
+def test_a_probes_text_fields_are_shown_escaped_and_bounded():
+    from course.engine.words import MAX_FIELD_CHARS, N_, probe_said
+
+    phrases = {"said": N_("{type} came back")}
+    shown = probe_said(["said", {"type": "Evil\x1b[2J\u202e{0.__class__}" + "x" * 1000}], phrases)
+    assert "\x1b" not in shown and "\u202e" not in shown
+    assert "\\x1b[2J" in shown and "\\u202e" in shown and "{0.__class__}" in shown
+    assert len(shown) <= MAX_FIELD_CHARS + len(" came back")
+    assert probe_said(["said", {"type": 3}], phrases) == "3 came back"
+    assert probe_said(["said", {"type": 2.5}], phrases) is None

@@ -99,7 +99,8 @@ def probe_said(said: object, phrases: dict) -> str | None:
 
     The probe runs in the learner's process, which cannot translate: it names one of the
     check's `phrases` (key -> template marked with N_) and sends the fields as text or
-    integers; each is shown as it came (never formatted again). None if malformed."""
+    integers; each is shown as text (never formatted again, control characters written as escapes,
+    cut at MAX_FIELD_CHARS). None if malformed."""
     if not (isinstance(said, list) and len(said) == 2 and isinstance(said[0], str) and said[0] in phrases
             and isinstance(said[1], dict)):
         return None
@@ -107,7 +108,7 @@ def probe_said(said: object, phrases: dict) -> str | None:
     for key, value in said[1].items():
         if not isinstance(key, str) or not isinstance(value, (str, int)) or isinstance(value, bool):
             return None
-        fields[key] = value
+        fields[key] = shown_field(value)  # the learner's text: escapes written out, length bounded
     try:
         return _(phrases[said[0]]).format(**fields)
     except (KeyError, IndexError, ValueError):
