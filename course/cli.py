@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lesson": ("course.shell.commands", N_("print a lesson in the terminal")),
     "train": ("course.lab.cli", N_("the training lab: PyTorch vs JAX, with and without jit")),
     "grade": ("course.grader.cli", N_("grade many learners' submissions (instructors)")),
+    "dev": ("course.devkit.commands", N_("write and verify a course of your own (authors)")),
 }
 
 

@@ -21,7 +21,7 @@ directories, and object addresses (`0x7f…`). Trailing spaces are ignored. A qu
 line that is only `...` stands for one or more lines left out. Anything else that
 differs is a failure.
 
-The blocks run once (tests/lesson_exec.py, on the English edition); the Japanese
+The blocks run once (course/lesson_run.py, on the English edition); the Japanese
 edition has the same code blocks, line for line, where only explanatory comments are
 translated and every output quote is the English one (tests/test_i18n.py,
 `translated_code_differs` below), so its quotes are compared with the same run.

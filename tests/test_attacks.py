@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from pathlib import Path
 
 import pytest
 
 from course.catalog import load_catalog
+from course.devkit.verify import literal as _literal
+from course.devkit.verify import unnamed_mistake
 from course.engine.runner import CheckSession
 
 ATTACKS = Path(__file__).parent / "attacks"
@@ -38,22 +39,6 @@ def _cases() -> list:
     for path in sorted(ATTACKS.glob("*/*.py")):
         cases.append(pytest.param(path.parent.name, path, id=f"{path.parent.name}-{path.stem}"))
     return cases
-
-
-def _literal(path: Path, name: str) -> str | None:
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
-            return ast.literal_eval(node.value)
-    return None
-
-
-def unnamed_mistake(path: Path, messages) -> str | None:
-    """The MESSAGE a near-miss case declares, when none of `messages` matches it; None when one
-    does, or when the case declares none. Every failing check is shown to the learner
-    (`jaxlings check`, the app, the grader's feedback): the mistake may be named by any of them."""
-    expected = _literal(path, "MESSAGE")
-    shown = "\n".join(m or "" for m in messages)
-    return expected if expected and not re.search(expected, shown, re.IGNORECASE | re.DOTALL) else None
 
 
 def _snapshot() -> dict[str, tuple[int, int]]:

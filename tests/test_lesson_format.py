@@ -84,7 +84,7 @@ def test_tilde_fences_and_longer_backtick_fences_are_code():
 
 
 # What a lesson quotes as output (tests/lesson_output.py), on report entries shaped
-# like tests/lesson_exec.py's.
+# like course/lesson_run.py's.
 from lesson_output import compare_arrows, compare_lesson, compare_quote, normalise  # noqa: E402
 
 

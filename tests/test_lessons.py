@@ -1,7 +1,7 @@
 """Every lesson is complete, every code block in it runs on the pinned versions, and
 what the lesson says a block prints is what it prints.
 
-Each lesson runs in a fresh interpreter (tests/lesson_exec.py): an error, a
+Each lesson runs in a fresh interpreter (course/lesson_run.py): an error, a
 missing expected exception, or any DeprecationWarning/FutureWarning fails it. The
 same run is then compared with the output both editions quote (```text blocks
 after a block, `# →` comments; tests/lesson_output.py), so no block runs twice.
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from course.lesson_run import MARKER
 from course.lessons import CodeBlock, SideBySide, load_lesson
 from lesson_output import compare_lesson, translated_code_differs
 
@@ -26,7 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = tomllib.loads((ROOT / "lessons" / "course.toml").read_text(encoding="utf-8"))
 LESSONS = [(lesson["name"], lesson["title"], ROOT / "lessons" / lesson["file"]) for lesson in MANIFEST["lessons"]]
 IDS = [name for name, _, _ in LESSONS]
-MARKER = "@@jaxlings-lesson-report@@"
 
 
 @pytest.mark.parametrize(("name", "title", "path"), LESSONS, ids=IDS)
@@ -54,9 +54,9 @@ def test_lesson_has_what_every_lesson_needs(name, title, path):
 
 def run_lesson(path: Path) -> list[dict]:
     """Run every block of the lesson at `path` in a fresh interpreter; the report of
-    tests/lesson_exec.py, one entry per runnable block."""
+    course/lesson_run.py, one entry per runnable block."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "lesson_exec.py"), str(path)],
+        [sys.executable, "-m", "course.lesson_run", str(path)],
         capture_output=True, text=True, timeout=600, cwd=ROOT,
         env={**os.environ, "PYTHONWARNINGS": "default"},
     )

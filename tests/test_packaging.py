@@ -20,3 +20,13 @@ def test_an_editable_install_is_a_plain_pth_entry_without_a_warning_banner():
     packages = find_packages(str(ROOT), include=config["packages"]["find"]["include"])
     assert "course" in packages and "course.lab.variants" in packages
     assert _simple_layout(packages, config["package-dir"], ROOT)
+
+
+def test_the_authoring_templates_are_package_data():
+    # `jaxlings dev new` reads them from the installed package: a template no pattern names would
+    # be missing from a wheel, and a course written from it would be incomplete.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    devkit = ROOT / "course" / "devkit"
+    shipped = {p for pattern in config["package-data"]["course.devkit"] for p in devkit.glob(pattern)}
+    templates = {p for p in devkit.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".py"}
+    assert templates and templates <= shipped, sorted(str(p) for p in templates - shipped)

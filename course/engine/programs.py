@@ -59,6 +59,9 @@ MAX_RUN_CHARS = 1_000_000
 MAX_NESTING = 256
 # True in the evaluator process (course.engine.evaluator), the only one that parses and runs.
 HERE = False
+# Programs the evaluator has run for this process: `jaxlings dev check` reads it around each test, to
+# tell a check that says it judges from programs whether it ran any.
+RUNS_DONE = 0
 
 # `%0:4 = stablehlo.while(...)`, `stablehlo.return ...`, `"stablehlo.foo"(...)`, `func.call @f(...)`.
 _OP = re.compile(r'^\s*(?:%[\w#:.,% ]+=\s*)?"?([a-z][a-z0-9_]*\.[a-z][a-z0-9_.]*)"?[\s(<{]')
@@ -605,6 +608,8 @@ def run(text: object, *args, global_view: bool = False, budget: Cost | None = No
                        budget=[float(budget.flops), float(budget.bytes)])
         if type(got) is not list or not all(type(a) is np.ndarray for a in got):
             raise EvaluatorFailure(REPLY_UNREADABLE)
+        global RUNS_DONE
+        RUNS_DONE += 1
         return got
     if global_view and "sdy.manual_computation" in text:
         program = _partitioned(text)

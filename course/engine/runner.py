@@ -92,9 +92,14 @@ class ExerciseResult:
     duration: float
     seed: int
     output: str = ""  # the tail of what the learner's code printed
+    # What each test asked of the learner's process and of the evaluator: {test: {"call": n, "probe": n,
+    # "has": n, "programs": n}} (`jaxlings dev check` compares it with the evidence a check declares).
+    trace: dict = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d.pop("trace")
+        return d
 
     @property
     def headline(self) -> str:
@@ -249,11 +254,13 @@ class LearnerProxy:
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         self._process()
+        self._run.note("call")
         return self._request({"op": "call", "name": name, **encode_args(args, kwargs)}, _("in `{name}`").format(
             name=name))
 
     def probe(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         self._process()
+        self._run.note("probe")
         msg = {"op": "probe", "fn": fn.__name__, "source": _probe_source(fn), **encode_args(args, kwargs)}
         return self._request(msg, _("while the check ran `{name}` on your code").format(name=fn.__name__))
 
@@ -261,12 +268,14 @@ class LearnerProxy:
         """`probe`, with waits whose lengths stay on this side: the probe's code calls
         `course.engine.child.pause(name)` and returns after `pauses[name]` seconds."""
         self._process()
+        self._run.note("probe")
         msg = {"op": "probe", "fn": fn.__name__, "source": _probe_source(fn), **encode_args(args, kwargs)}
         return self._request(msg, _("while the check ran `{name}` on your code").format(name=fn.__name__),
                              pauses=pauses)
 
     def has(self, name: str) -> bool:
         self._process()
+        self._run.note("has")
         return bool(self._request({"op": "has", "name": name}, _("while looking up names")))
 
     def restart(self) -> None:
@@ -514,6 +523,29 @@ class _Run:
         self.display = display
         self.learner = LearnerProxy(self)
         self._reference: Any = None
+        self.trace: dict[str, dict[str, int]] = {}
+        self._test = ""
+        self._programs_before = 0
+
+    def note(self, what: str) -> None:
+        """Count one request of the test now running (ExerciseResult.trace)."""
+        counts = self.trace.setdefault(self._test, {"call": 0, "probe": 0, "has": 0, "programs": 0})
+        counts[what] = counts.get(what, 0) + 1
+
+    # pytest hooks (this object is a plugin: `_RunRegistrar`): which test is running, and how many
+    # programs the evaluator ran for it.
+    def pytest_runtest_setup(self, item) -> None:  # noqa: ANN001
+        from course.engine import programs
+
+        self._test = item.nodeid.split("::", 1)[-1]
+        self.trace.setdefault(self._test, {"call": 0, "probe": 0, "has": 0, "programs": 0})
+        self._programs_before = programs.RUNS_DONE
+
+    def pytest_runtest_teardown(self, item) -> None:  # noqa: ANN001
+        from course.engine import programs
+
+        self.trace[self._test]["programs"] += programs.RUNS_DONE - self._programs_before
+        self._programs_before = programs.RUNS_DONE
 
     @property
     def reference(self) -> Any:
@@ -872,7 +904,7 @@ class CheckSession:
             output = run.learner.output()  # after close: everything the learner printed has been read
             self._refill()
             _bound_compiled_code()
-        return _result(exercise, collector, exit_code, seed, time.monotonic() - start, output)
+        return _result(exercise, collector, exit_code, seed, time.monotonic() - start, output, run.trace)
 
     def _refill(self) -> None:
         """Start the children the next check will take, now that this one is over."""
@@ -1036,7 +1068,7 @@ class _RunRegistrar:
 
 
 def _result(exercise: Exercise, collector: _Collector, exit_code: int, seed: int, duration: float,
-            output: str) -> ExerciseResult:
+            output: str, trace: dict | None = None) -> ExerciseResult:
     checks = [*collector.collect_errors, *(collector.outcomes[n] for n in collector.order)]
     failing = [c for c in checks if c.outcome in ("failed", "error")]
     ran = [c for c in checks if c.outcome == "passed"]
@@ -1068,6 +1100,7 @@ def _result(exercise: Exercise, collector: _Collector, exit_code: int, seed: int
         duration=duration,
         seed=seed,
         output=output,
+        trace=trace or {},
     )
 
 

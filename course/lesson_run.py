@@ -1,6 +1,7 @@
 """Run every code block of one lesson; print a JSON report as the last stdout line.
 
-Used by tests/test_lessons.py in a fresh interpreter per lesson, so that one
+`python -m course.lesson_run LESSON.md`, in a fresh interpreter per lesson (the course's
+tests and `jaxlings dev check` run it so), so that one
 lesson's global settings (x64, key-reuse checking, forced devices) cannot leak
 into another's. Torch blocks run in order in one namespace, JAX/plain blocks in
 another, as documented in course/lessons.py.
@@ -22,10 +23,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from course.lessons import load_lesson  # noqa: E402
+from course.lessons import load_lesson
 
 MARKER = "@@jaxlings-lesson-report@@"
 FLAGGED = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
