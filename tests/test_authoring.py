@@ -218,3 +218,75 @@ def test_the_worked_example_in_the_docs_is_the_template():
     assert len(blocks) >= 4
     for block in blocks:
         assert any(block in t for t in templates), f"docs/authoring.md shows code no template holds:\n{block}"
+
+
+# -- the kit's parts, without running checks ----------------------------------------------
+
+
+def test_new_refuses_a_folder_that_holds_anything_and_writes_nothing(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    result = jaxlings("dev", "new", str(tmp_path))
+    assert result.returncode == 2 and "not an empty folder" in result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_new_exercise_places_it_where_asked_and_never_overwrites(tmp_path):
+    from course.catalog import load_catalog
+    from course.devkit.scaffold import ScaffoldError, new_course, new_exercise
+
+    course = tmp_path / "c"
+    new_course(course, 'A "quoted" title\\')
+    assert load_catalog(course).title == 'A "quoted" title\\'
+    new_exercise(course, "scale")  # the last lesson
+    new_exercise(course, "layer_norm", "norms")  # a new lesson, with its text
+    catalog = load_catalog(course)
+    assert [(le.name, [e.name for e in le.exercises]) for le in catalog.lessons] == [
+        ("standardize", ["standardize", "scale"]), ("norms", ["layer_norm"])]
+    assert (course / "lessons" / "02_norms.md").is_file()
+    assert (course / "checks" / "test_layer_norm.py").is_file()
+    manifest = (course / "lessons" / "course.toml").read_bytes()
+    for name, lesson, why in (("scale", None, "already has an exercise"),
+                              ("late", "standardize", "add it by hand"),
+                              ("bad name", None, "not a usable exercise name"),
+                              ("class", None, "not a usable exercise name")):
+        with pytest.raises(ScaffoldError, match=why):
+            new_exercise(course, name, lesson)
+    assert (course / "lessons" / "course.toml").read_bytes() == manifest
+    # A file of that name is already there (the author's own work): refused, the manifest untouched.
+    mine = course / "checks" / "test_ready.py"
+    mine.write_text("# mine\n", encoding="utf-8")
+    with pytest.raises(ScaffoldError, match="exist already"):
+        new_exercise(course, "ready")
+    assert mine.read_text(encoding="utf-8") == "# mine\n"
+    assert (course / "lessons" / "course.toml").read_bytes() == manifest
+    assert not (course / "exercises" / "02_norms" / "ready.py").exists()
+
+
+def test_a_problem_line_shows_control_characters_escaped():
+    from course.devkit.verify import Problem
+
+    line = str(Problem("attacks/x/\x1b[2Jname.py", 1, "fails: \u202eevil\r\nnext\ud800"))
+    assert line == "attacks/x/\\x1b[2Jname.py:1: fails: \\u202eevil\\r\\nnext\\ud800"
+
+
+def test_mask_is_random_tells_independent_draws_from_a_pattern():
+    import numpy as np
+
+    from course.authoring import mask_is_random
+    from course.engine.checking import CheckFailure
+
+    rng = np.random.default_rng(7)
+    mask_is_random(rng.random((60, 50)) < 0.7, 0.7, rng, what="a mask")  # passes
+    i, j = np.indices((60, 50))
+    pattern = ((i * 7 + j * 13) % 100) >= 30  # the keep rate is exactly 0.7
+    with pytest.raises(CheckFailure, match="independent draws"):
+        mask_is_random(pattern, 0.7, rng, what="a mask")
+    with pytest.raises(CheckFailure, match="boolean mask"):
+        mask_is_random(np.ones(5), 0.7, rng, what="a mask")
+
+
+def test_dev_check_refuses_what_is_not_a_course(tmp_path):
+    result = jaxlings("dev", "check", str(tmp_path))
+    assert result.returncode == 2 and "not a course" in result.stderr
+    result = jaxlings("dev", "check", str(ROOT))
+    assert result.returncode == 2 and "make test" in result.stderr

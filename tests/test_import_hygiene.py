@@ -50,3 +50,26 @@ def test_data_flows_one_way_from_the_course_to_the_shell():
     commands = _imports_of(course / "shell" / "commands.py")
     assert not any(m.startswith("course.shell.watching") for m in commands), \
         "course/shell/commands.py imports course.shell.watching: the two would import each other"
+
+
+def test_the_engines_rooms_import_one_way():
+    """The session (runner) uses the sandbox and the isolation tiers, which use the caches; none of
+    them imports the session back. The one pair left is `programs` and `evaluator`: `programs`
+    forwards each request to the evaluator process, whose serving loop runs `programs.evaluate`."""
+    engine = REPO / "course" / "engine"
+    graph = {}
+    for path in engine.glob("*.py"):
+        rooms = {m.split(".")[2] for m in _imports_of(path) if m.startswith("course.engine.")}
+        graph[path.stem] = rooms - {path.stem}
+
+    def reachable(start):
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    in_cycles = sorted(room for room in graph if room in reachable(room))
+    assert in_cycles == ["evaluator", "programs"], f"rooms that import themselves through others: {in_cycles}"

@@ -367,9 +367,9 @@ class Sandbox:
     def env(self, extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
         extra = dict(extra or {})
         if self.cache is not None:
-            from course.engine.runner import _cache_env
+            from course.engine.caches import cache_env
 
-            extra = {**_cache_env(Path(INSIDE_CACHE) if self.tier in SANDBOX_TIERS else self.cache), **extra}
+            extra = {**cache_env(Path(INSIDE_CACHE) if self.tier in SANDBOX_TIERS else self.cache), **extra}
         return child_env(home=self.home, tmp=self.tmp, extra=extra, base=base)
 
     def command(self, argv: list[str]) -> list[str]:
