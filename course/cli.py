@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 
 from course.i18n import LANGUAGES, N_, _, linebreak, normalize, resolve_language, set_language
 
@@ -129,12 +130,13 @@ def take_lang(argv: list[str]) -> tuple[str | None, list[str]]:
     return take_option("--lang", argv)
 
 
-def choose_course(folder: str | None) -> tuple[str | None, str | None]:
+def choose_course(folder: str | None) -> tuple[str | None, Callable[[], str] | None]:
     """Select the course (`--course` wins over JAXLINGS_COURSE_ROOT) and read its manifest.
 
-    Returns (the course's default language, the problem that makes it unusable). Only a
-    course chosen by --course or the environment is refused here; the built-in one's
-    manifest problems are the commands' to report (`jaxlings doctor` lists them)."""
+    Returns the course's default language, and what makes it unusable (None: nothing), as a
+    function that says it in the language chosen afterwards. Only a course chosen by --course
+    or the environment is refused; the built-in one's manifest problems are the commands' to
+    report (`jaxlings doctor` lists them)."""
     import os
 
     from course import paths
@@ -142,17 +144,19 @@ def choose_course(folder: str | None) -> tuple[str | None, str | None]:
 
     if folder is not None:
         if not folder.strip():
-            return None, _("--course needs a folder")
+            return None, lambda: _("--course needs a folder")
         paths.select_course(folder)
     chosen = bool(os.environ.get(paths.COURSE_ENV))
     root = paths.course_root()
     if chosen and not manifest_path(root).is_file():
-        return None, _("{folder} is not a course: it has no lessons/course.toml").format(folder=root)
+        return None, lambda: _("{folder} is not a course: it has no lessons/course.toml").format(folder=root)
     catalog = load_catalog(root, strict=False)
     if chosen and catalog.problems:
-        return None, _("the course in {folder} has a broken manifest ({n} problem(s), the first: {problem}); "
-                       "`jaxlings --course {folder} doctor` lists them").format(
-            folder=root, n=len(catalog.problems), problem=catalog.problems[0].replace("\n", " "))
+        first = catalog.problems[0].replace("\n", " ")
+        return None, lambda: _(
+            "the course in {folder} has a broken manifest ({n} problem(s), the first: {problem}); "
+            "`jaxlings --course {folder} doctor` lists them").format(folder=root, n=len(catalog.problems),
+                                                                    problem=first)
     return catalog.language, None
 
 
@@ -170,7 +174,7 @@ def _main(argv: list[str]) -> int:
     asks = any(a in ("-h", "--help", "--version") for a in argv)
     # `doctor` lists a broken course's problems itself; --help and --version need no course.
     if problem is not None and command != "doctor" and not (command is None and asks):
-        print("jaxlings: " + problem, file=sys.stderr)
+        print("jaxlings: " + problem(), file=sys.stderr)
         return 2
     if command is None and not asks:
         from course.tui.launch import run_app
