@@ -266,3 +266,17 @@ def test_a_gradescope_bundle_built_with_course_carries_and_grades_that_course(tm
     doc = json.loads((home / "results" / "results.json").read_text())
     assert [t["name"] for t in doc["tests"]] == ["double"]
     assert doc["tests"][0]["status"] == "passed" and doc["score"] == doc["max_score"] == 1.0
+
+
+def test_a_github_classroom_kit_built_with_course_carries_that_course(tmp_path):
+    root = make_course(tmp_path / "doubling")
+    out = tmp_path / "kit"
+    proc = _grade("grade", "--bundle", "github-classroom", "--out", str(out), "--course", str(root))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    kit = out / "grading-kit"
+    assert (kit / "lessons" / "course.toml").read_text() == (root / "lessons" / "course.toml").read_text()
+    assert (kit / "solutions" / "01_basics" / "double.py").read_text() == SOLVED
+    assert (kit / "checks" / "test_double.py").read_text() == CHECK
+    assert not (kit / "lessons" / "01_ecosystem.md").exists()
+    workflow = (out / ".github" / "workflows" / "classroom.yml").read_text()
+    assert "--exercises double" in workflow and "verdict double" in workflow
