@@ -129,6 +129,10 @@ def test_the_title_comes_from_the_manifest_in_doctor_and_the_app(tmp_path, env, 
     assert app.course_subtitle() == "Doubling 101"
     app.catalog = load_catalog(paths.BUILTIN_ROOT)  # the built-in course keeps its own line
     assert app.course_subtitle() == JaxlingsApp.SUB_TITLE
+    i18n.set_language("ja")
+    assert app.course_subtitle() == "PyTorch から JAX、Flax、Optax へ"
+    app.catalog = load_catalog(root)
+    assert app.course_subtitle() == "Doubling 101"
 
 
 def test_the_manifest_language_is_the_default_and_lang_overrides_it(tmp_path, env, capsys):
