@@ -75,13 +75,14 @@ def course_key(root: Path) -> str:
     return f"{name}-{digest}"
 
 
-def state_dir_for(workspace_dir: Path, root: Path) -> Path:
-    """The state folder of the course at `root` used from `workspace_dir` (see the module doc)."""
+def state_dir_for(workspace_dir: Path, root: Path, *, claim: bool = True) -> Path:
+    """The state folder of the course at `root` used from `workspace_dir` (see the module doc).
+    claim=False only looks: an unclaimed `.jaxlings/` is named as this course's without writing."""
     workspace_dir, root = Path(workspace_dir).resolve(), Path(root).resolve()
     base = workspace_dir / STATE
     owner = state_owner(workspace_dir)
     if owner is None:
-        owner = _claim(base, root)
+        owner = _claim(base, root) if claim else root
     return base if owner == root else base / "courses" / course_key(root)
 
 
@@ -118,5 +119,6 @@ def _claim(base: Path, root: Path) -> Path:
     return state_owner(base.parent) or root
 
 
-def state_dir() -> Path:
-    return state_dir_for(workspace(), course_root())
+def state_dir(*, claim: bool = True) -> Path:
+    """This course's state folder; claim=False for a look that writes nothing (--help, doctor)."""
+    return state_dir_for(workspace(), course_root(), claim=claim)

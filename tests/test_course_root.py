@@ -157,6 +157,11 @@ def test_two_courses_sharing_a_workspace_keep_their_state_apart(tmp_path, env, c
     first, second = make_course(tmp_path / "a"), make_course(tmp_path / "b")
     ws = tmp_path / "ws"
     env.setenv("JAXLINGS_WORKSPACE", str(ws))
+    with pytest.raises(SystemExit) as done:  # a look (the saved language) claims nothing
+        main(["--course", str(second), "--help"])
+    assert done.value.code == 0
+    capsys.readouterr()
+    assert paths.state_dir_for(ws, second, claim=False) == ws.resolve() / ".jaxlings" and not ws.exists()
     assert main(["--course", str(first), "hint", "double"]) == 0
     assert main(["--course", str(first), "hint", "double"]) == 0
     assert main(["--course", str(second), "hint", "double"]) == 0

@@ -182,6 +182,10 @@ def settings_path(state_dir: Path | None = None) -> Path:
 
 def saved_language(state_dir: Path | None = None) -> str | None:
     """The language saved by the app's settings (None: none saved, or the file is unreadable)."""
+    if state_dir is None:
+        from course.paths import state_dir as default_state_dir
+
+        state_dir = default_state_dir(claim=False)  # reading claims no workspace
     try:
         data = json.loads(settings_path(state_dir).read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -542,7 +542,7 @@ def _doctor_course() -> dict[str, Any]:
 
     catalog = load_catalog(strict=False)
     return {"title": catalog.title, "language": catalog.language, "root": str(catalog.root),
-            "workspace": str(paths.workspace()), "state": str(paths.state_dir())}
+            "workspace": str(paths.workspace()), "state": str(paths.state_dir(claim=False))}
 
 
 def _doctor_translations() -> dict[str, dict[str, Any]]:
