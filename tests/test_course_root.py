@@ -289,3 +289,11 @@ def test_a_github_classroom_kit_built_with_course_carries_that_course(tmp_path):
     assert not (kit / "lessons" / "01_ecosystem.md").exists()
     workflow = (out / ".github" / "workflows" / "classroom.yml").read_text()
     assert "--exercises double" in workflow and "verdict double" in workflow
+
+
+def test_a_course_s_alternatives_and_attacks_are_secrets_of_grading(tmp_path):
+    from course.grader.batch import course_secrets
+
+    root = make_course(tmp_path / "doubling")
+    hidden = set(course_secrets(root))
+    assert {root / "solutions", root / "checks", root / "alternatives", root / "attacks"} <= hidden
