@@ -109,7 +109,14 @@ def _claim(base: Path, root: Path) -> Path:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(str(root) + "\n")
-            os.link(tmp, base / OWNER)
+            try:
+                os.link(tmp, base / OWNER)
+            except FileExistsError:
+                raise
+            except OSError:  # a file system without hard links: exclusive creation instead
+                with os.fdopen(os.open(base / OWNER, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), "w",
+                               encoding="utf-8") as f:
+                    f.write(str(root) + "\n")
         except FileExistsError:
             pass
         finally:

@@ -168,6 +168,7 @@ def test_two_courses_sharing_a_workspace_keep_their_state_apart(tmp_path, env, c
     capsys.readouterr()
     state_a, state_b = paths.state_dir_for(ws, first), paths.state_dir_for(ws, second)
     assert state_a == ws.resolve() / ".jaxlings"  # the first course to use the workspace owns its .jaxlings
+    assert (ws / ".jaxlings" / "course").read_text().strip() == str(first.resolve())
     assert state_b == ws.resolve() / ".jaxlings" / "courses" / paths.course_key(second)
     read = lambda state: json.loads((state / "progress.json").read_text())["exercises"]["double"]  # noqa: E731
     assert read(state_a)["hints_seen"] == 2 and read(state_b)["hints_seen"] == 1
