@@ -20,7 +20,7 @@ from course.i18n import _
 FORMAT_VERSION = 1
 MANIFEST = "course.toml"
 
-_TOP_FIELDS = {"format_version": int, "title": str, "lessons": list}
+_TOP_FIELDS = {"format_version": int, "title": str, "language": str, "lessons": list}
 _LESSON_FIELDS = {"name": str, "title": str, "file": str, "exercises": list}
 _EXERCISE_FIELDS = {"name": str, "file": str, "check": str, "hints": list, "points": (int, float), "timeout": (int, float)}
 _EXERCISE_REQUIRED = ("name", "file", "check", "hints")
@@ -97,8 +97,10 @@ def checks_dir(root: Path | None = None) -> Path:
 
 
 class Catalog:
-    def __init__(self, title: str, lessons: tuple[Lesson, ...], root: Path, problems: list[str] | None = None):
+    def __init__(self, title: str, lessons: tuple[Lesson, ...], root: Path, problems: list[str] | None = None,
+                 language: str | None = None):
         self.title = title
+        self.language = language  # the course's default language (manifest `language`), or None
         self.lessons = lessons
         self.root = root
         self.problems = list(problems or [])
@@ -259,7 +261,20 @@ def _build(data: dict, root: Path, problems: list[str]) -> Catalog:
             )
         lessons.append(Lesson(raw["name"], raw["title"], raw["file"], tuple(exercises), root=root))
     title = data.get("title") if isinstance(data.get("title"), str) else ""
-    return Catalog(title, tuple(lessons), root, problems)
+    return Catalog(title, tuple(lessons), root, problems, language=_language(data, problems))
+
+
+def _language(data: dict, problems: list[str]) -> str | None:
+    """The manifest's optional `language`: a key of course.i18n.LANGUAGES."""
+    from course.i18n import LANGUAGES
+
+    value = data.get("language")
+    if not isinstance(value, str):
+        return None  # absent, or already reported as the wrong type
+    if value not in LANGUAGES:
+        problems.append(f"manifest: language {value!r} is not one of {', '.join(sorted(LANGUAGES))}")
+        return None
+    return value
 
 
 def _starter_editions(root: Path) -> list[str]:

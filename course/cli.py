@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 
 from course.i18n import LANGUAGES, N_, _, linebreak, normalize, resolve_language, set_language
 
@@ -59,7 +60,12 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jaxlings {__version__}",
                         help=_("show program's version number and exit"))
     parser.add_argument("--lang", choices=sorted(LANGUAGES), metavar="{" + ",".join(sorted(LANGUAGES)) + "}",
-                        help=_("the language of the course (default: JAXLINGS_LANG, the app's setting, the locale)"))
+                        help=_("the language of the course (default: JAXLINGS_LANG, the app's setting, "
+                               "the course's own language, the locale)"))
+    parser.add_argument("--course", metavar="DIR",
+                        help=_("the course to use: a folder with lessons/course.toml (default: "
+                               "JAXLINGS_COURSE_ROOT, else the course that comes with jaxlings); its "
+                               "workspace is DIR itself unless JAXLINGS_WORKSPACE says otherwise"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=_(help_text), description=_(help_text), formatter_class=CellWidthHelpFormatter)
@@ -99,35 +105,79 @@ def _stacks_on_sigusr1() -> None:
         pass
 
 
-def take_lang(argv: list[str]) -> tuple[str | None, list[str]]:
-    """Split a leading `--lang X` / `--lang=X` off the command line (it may come before the command)."""
+def take_option(option: str, argv: list[str]) -> tuple[str | None, list[str]]:
+    """Split a global `OPTION X` / `OPTION=X` off the command line (before or after the command)."""
     rest: list[str] = []
-    lang = None
+    value = None
     i = 0
     while i < len(argv):
         a = argv[i]
         if a == "--":
             rest.extend(argv[i:])
             break
-        if a == "--lang" and i + 1 < len(argv):
-            lang, i = argv[i + 1], i + 2
+        if a == option and i + 1 < len(argv):
+            value, i = argv[i + 1], i + 2
             continue
-        if a.startswith("--lang="):
-            lang, i = a.split("=", 1)[1], i + 1
+        if a.startswith(option + "="):
+            value, i = a.split("=", 1)[1], i + 1
             continue
         rest.append(a)
         i += 1
-    return lang, rest
+    return value, rest
+
+
+def take_lang(argv: list[str]) -> tuple[str | None, list[str]]:
+    """Split `--lang X` / `--lang=X` off the command line (it may come before the command)."""
+    return take_option("--lang", argv)
+
+
+def choose_course(folder: str | None) -> tuple[str | None, Callable[[], str] | None]:
+    """Select the course (`--course` wins over JAXLINGS_COURSE_ROOT) and read its manifest.
+
+    Returns the course's default language, and what makes it unusable (None: nothing), as a
+    function that says it in the language chosen afterwards. Only a course chosen by --course
+    or the environment is refused; the built-in one's manifest problems are the commands' to
+    report (`jaxlings doctor` lists them)."""
+    import os
+
+    from course import paths
+    from course.catalog import load_catalog, manifest_path
+
+    if folder is not None:
+        if not folder.strip():
+            return None, lambda: _("--course needs a folder")
+        paths.select_course(folder)
+    chosen = bool(os.environ.get(paths.COURSE_ENV))
+    root = paths.course_root()
+    if chosen and not manifest_path(root).is_file():
+        return None, lambda: _("{folder} is not a course: it has no lessons/course.toml").format(folder=root)
+    catalog = load_catalog(root, strict=False)
+    if chosen and catalog.problems:
+        first = catalog.problems[0].replace("\n", " ")
+        return None, lambda: _(
+            "the course in {folder} has a broken manifest ({n} problem(s), the first: {problem}); "
+            "`jaxlings --course {folder} doctor` lists them").format(folder=root, n=len(catalog.problems),
+                                                                    problem=first)
+    return catalog.language, None
 
 
 def _main(argv: list[str]) -> int:
+    course, argv = take_option("--course", argv)
     lang, argv = take_lang(argv)
+    if any(a in ("--course", "--lang") for a in argv[:argv.index("--") if "--" in argv else None]):
+        build_parser().parse_args(argv)  # a global option without its value: argparse's error, exit 2
     if lang is not None and normalize(lang) is None:
         build_parser().parse_args(["--lang", lang])  # argparse's own error: the choices, exit 2
-    set_language(resolve_language(lang))
+    course_language, problem = choose_course(course)
+    set_language(resolve_language(lang, course=course_language))
     linebreak.install()
     command = next((a for a in argv if not a.startswith("-")), None)
-    if command is None and not any(a in ("-h", "--help", "--version") for a in argv):
+    asks = any(a in ("-h", "--help", "--version") for a in argv)
+    # `doctor` lists a broken course's problems itself; --help and --version need no course.
+    if problem is not None and command != "doctor" and not (command is None and asks):
+        print("jaxlings: " + problem(), file=sys.stderr)
+        return 2
+    if command is None and not asks:
         from course.tui.launch import run_app
 
         return run_app()

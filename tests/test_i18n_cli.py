@@ -497,13 +497,18 @@ def test_the_isolation_notice_in_japanese():
     assert iso.describe()["summary"].startswith("NOT sandboxed")  # the report keeps its English
 
 
-def test_a_missing_manifest_is_explained_in_japanese(course, capsys):
+def test_a_missing_or_broken_manifest_is_explained_in_japanese(course, capsys):
     root, _ws = course
-    (root / "lessons" / "course.toml").unlink()
+    manifest = root / "lessons" / "course.toml"
+    manifest.write_text("format_version = 1\ntitle = [\n")
     code, _out, err = run(capsys, "--lang", "ja", "list")
     assert code == 2
-    assert "コースのマニフェストが壊れています。`jaxlings doctor` を実行してください。" in err
-    assert "1 件の問題:" in err and "がありません" in err
+    assert f"{root} のコースのマニフェストが壊れています (問題 1 件、最初の問題: " in err
+    assert f"`jaxlings --course {root} doctor` で一覧を表示できます" in err
+    manifest.unlink()
+    code, _out, err = run(capsys, "--lang", "ja", "list")
+    assert code == 2
+    assert f"{root} はコースではありません: lessons/course.toml がありません" in err
 
 
 def test_train_explains_a_bad_variant_in_japanese(course, capsys):

@@ -179,7 +179,8 @@ def masked_paths() -> list[str]:
     from course import paths
 
     roots = dict.fromkeys([PACKAGE_DIR.parent, paths.course_root()])
-    course_parts = [PACKAGE_DIR, *(r / name for r in roots for name in ("solutions", "tests", "lessons"))]
+    secret = ("solutions", "checks", "alternatives", "attacks", "tests", "lessons")
+    course_parts = [PACKAGE_DIR, *(r / name for r in roots for name in secret)]
     bound = [Path(p) for p in python_paths()]
     return [str(c) for c in dict.fromkeys(course_parts) if any(_within(c, b) for b in bound) and c.is_dir()]
 

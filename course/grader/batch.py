@@ -276,7 +276,8 @@ def _set_up(opts, catalog, exercises, ex_config, checks_dirs, scheme, submission
     timeouts = [_time_budget(e, checks_dirs) for e in exercises]
     submission_timeout = opts.submission_timeout or (60 + 2 * sum(timeouts))
     run = dict(
-        seed=run_seed, config_key=key, course=course_digest(catalog, exercises), started=_now(), finished=None,
+        seed=run_seed, config_key=key, course=course_digest(catalog, exercises), course_title=catalog.title,
+        course_root=str(catalog.root), started=_now(), finished=None,
         jobs=jobs, exercises=[e["name"] for e in ex_config],
         points=dict((e["name"], e["max_points"]) for e in ex_config),
         max_points=float(sum((exact(e["max_points"]) for e in ex_config), Fraction(0))), partial=scheme.partial,
@@ -385,10 +386,12 @@ def _load_results(out_dir: Path, ids: list[str]) -> list[dict]:
 
 
 def course_secrets(root: Path) -> list[Path]:
-    """What graded code must never read: reference solutions and hidden checks."""
+    """What graded code must never read: reference solutions, hidden checks, and a course's
+    alternative solutions and attacks on its checks."""
     from course.catalog import checks_dir
 
-    return list(dict.fromkeys([root / "solutions", checks_dir(root), paths.CHECKS_DIR]))
+    return list(dict.fromkeys([root / "solutions", checks_dir(root), paths.CHECKS_DIR,
+                               root / "alternatives", root / "attacks"]))
 
 
 def secrets_for(checks_dirs: list[Path]) -> list[str]:

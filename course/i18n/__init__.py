@@ -8,8 +8,9 @@ missing or older than the `.po` (a fresh checkout, an edited catalog) it is
 compiled again here, so a learner never sees a stale translation.
 
 Which language: `--lang`, else `JAXLINGS_LANG`, else the choice saved in
-`.jaxlings/settings.json`, else the locale (`LC_ALL`, `LC_MESSAGES`, `LANG`
-starting with `ja`), else English.
+`.jaxlings/settings.json`, else the course's default (its manifest's
+`language`), else the locale (`LC_ALL`, `LC_MESSAGES`, `LANG` starting with
+`ja`), else English.
 
 Strings defined at import time (tables of labels, help texts) are marked with
 `N_()` and translated with `_()` where they are shown, so a language switched
@@ -181,6 +182,10 @@ def settings_path(state_dir: Path | None = None) -> Path:
 
 def saved_language(state_dir: Path | None = None) -> str | None:
     """The language saved by the app's settings (None: none saved, or the file is unreadable)."""
+    if state_dir is None:
+        from course.paths import state_dir as default_state_dir
+
+        state_dir = default_state_dir(claim=False)  # reading claims no workspace
     try:
         data = json.loads(settings_path(state_dir).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -211,11 +216,12 @@ def save_language(lang: str, state_dir: Path | None = None) -> None:
 
 
 def resolve_language(cli: str | None = None, env: dict[str, str] | os._Environ | None = None,
-                     state_dir: Path | None = None) -> str:
-    """The language to start in: --lang, JAXLINGS_LANG, the saved choice, the locale, English."""
+                     state_dir: Path | None = None, course: str | None = None) -> str:
+    """The language to start in: --lang, JAXLINGS_LANG, the saved choice, the course's own
+    default (its manifest's `language`), the locale, English."""
     env = os.environ if env is None else env
     return (normalize(cli) or normalize(env.get("JAXLINGS_LANG")) or saved_language(state_dir)
-            or locale_language(env) or DEFAULT)
+            or normalize(course) or locale_language(env) or DEFAULT)
 
 
 def missing_translations(lang: str, domain: str = DOMAIN) -> list[str]:

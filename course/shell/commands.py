@@ -488,6 +488,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from importlib import metadata
 
     from course.catalog import manifest_path, validate
+    from course.i18n import content
 
     problems = validate()
     versions = {}
@@ -502,12 +503,18 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     editor = describe_editor()
     translations = _doctor_translations()
-    report = {"manifest": str(manifest_path()), "problems": problems, "versions": versions, "devices": devices,
-              "editor": editor, "isolation": _doctor_isolation(args), "translations": translations}
+    report = {"course": _doctor_course(), "manifest": str(manifest_path()), "problems": problems,
+              "versions": versions, "devices": devices, "editor": editor, "isolation": _doctor_isolation(args),
+              "translations": translations}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         console = _console()
+        course = report["course"]
+        console.print(_("[bold]Course[/] {title} ({root})").format(
+            title=escape(content(course["title"]) if course["title"] else _("untitled")), root=escape(course["root"])))
+        console.print("  " + _("workspace {workspace}; progress and settings in {state}").format(
+            workspace=escape(course["workspace"]), state=escape(course["state"])))
         console.print(_("[bold]Manifest[/] {path}").format(path=escape(report["manifest"])))
         if problems:
             console.print("[red]" + ngettext("{n} problem:", "{n} problems:", len(problems)).format(n=len(problems))
@@ -526,6 +533,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             for line in lines:
                 console.print(f"  {line}", markup=False)
     return EXIT_USAGE if problems else EXIT_OK
+
+
+def _doctor_course() -> dict[str, Any]:
+    """Which course is in use, where its learner's files and state are (paths.state_dir)."""
+    from course import paths
+    from course.catalog import load_catalog
+
+    catalog = load_catalog(strict=False)
+    return {"title": catalog.title, "language": catalog.language, "root": str(catalog.root),
+            "workspace": str(paths.workspace()), "state": str(paths.state_dir(claim=False))}
 
 
 def _doctor_translations() -> dict[str, dict[str, Any]]:

@@ -64,13 +64,23 @@ class JaxlingsApp(App[int]):
         super().__init__()
         self.services = services or Services()
         self.theme = theme
-        self.sub_title = _(self.SUB_TITLE)
         self.catalog: Any = None
+        self.sub_title = self.course_subtitle()
         self.progress: Any = None
         self._remembered: dict[str, Any] | None = None
         self._state_lock = threading.Lock()
         # Training-lab reports live for the session; saving is the learner's choice.
         self.lab_reports: list[Any] = []
+
+    def course_subtitle(self) -> str:
+        """The header's words after "jaxlings": the title in a course's manifest. The course that
+        comes with jaxlings keeps its own translated line (its manifest title says the same)."""
+        from course import paths
+
+        catalog = self.catalog
+        if catalog is None or not getattr(catalog, "title", "") or paths.is_builtin(catalog.root):
+            return _(self.SUB_TITLE)
+        return i18n.content(catalog.title)
 
     def get_default_screen(self) -> MapScreen:
         return MapScreen()
@@ -248,7 +258,7 @@ class JaxlingsApp(App[int]):
         except OSError as error:  # the switch still holds for this session
             self.notify(_("The language is not remembered for next time: {error}").format(
                 error=error.strerror or error), title=_("Settings not saved"), severity="warning", markup=False)
-        self.sub_title = _(self.SUB_TITLE)
+        self.sub_title = self.course_subtitle()
         screens = list(self.screen_stack)
         # The lab lives on while the learner is elsewhere: it must come back in the new language too.
         if self.is_screen_installed("lab") and self.get_screen("lab") not in screens:

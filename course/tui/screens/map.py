@@ -67,6 +67,7 @@ class MapScreen(CourseScreen):
 
     def on_map_screen_course_loaded(self, event: CourseLoaded) -> None:
         self.app.catalog = event.catalog
+        self.app.sub_title = self.app.course_subtitle()
         self.app.progress = event.progress
         for warning in getattr(event.progress, "warnings", None) or []:
             self.notify(str(warning), title=_("Progress file"), severity="warning", timeout=15)
