@@ -12,6 +12,7 @@ One warm CheckSession serves the whole module.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,35 @@ def test_exercise(session: CheckSession, name: str, kind: str, path: Path | None
         learner_file = ex.solution_path() if kind == "solution" else path
         result = session.run(ex, learner_file=learner_file, seed=_seed())
         assert result.passed, f"{kind} {learner_file} fails:\n{result.message}\n{result.output[-2000:]}"
+        if kind == "solution":
+            _trace_matches_the_ledger(name, result)
+
+
+def _trace_matches_the_ledger(name: str, result) -> None:
+    """What each test did on the solution, against its evidence ledger rows (course/checks/README.md):
+    every test asks something of the learner's code, and a test whose rows all say `program` has the
+    evaluator read or run at least one program (what `jaxlings dev check` requires of an author's checks).
+    Only tests that take `learner` themselves: a module-wide fixture asks while the first test runs."""
+    from course.devkit.verify import _test_params
+    from test_evidence_ledger import ledger
+
+    takes_learner = {t for t, params in _test_params(CATALOG.exercise(name).check_path()).items()
+                     if "learner" in params}
+
+    sources: dict[str, set[str]] = {}
+    for row in ledger()[name]:
+        for test in re.findall(r"`?(test_[a-z0-9_]+)`?", row["test"]):
+            sources.setdefault(test, set()).add(row["source"])
+    done: dict[str, dict[str, int]] = {}
+    for test, counts in result.trace.items():
+        if any(c.name == test and c.outcome == "passed" for c in result.checks):
+            merged = done.setdefault(test.split("[", 1)[0], {})
+            for key, n in counts.items():
+                merged[key] = merged.get(key, 0) + n
+    assert done, f"no trace of the tests of {name}"
+    for test, counts in done.items():
+        if test not in takes_learner:
+            continue
+        assert counts["call"] + counts["probe"] + counts["has"] > 0, f"{name}: {test} asked nothing of the learner"
+        if sources.get(test) == {"program"}:
+            assert counts["programs"] > 0, f"{name}: {test} is `program` in the ledger but ran no program"

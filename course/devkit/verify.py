@@ -190,9 +190,12 @@ def ledger_problems(root: Path, check: Path) -> tuple[list[Problem], dict[str, t
 
 def trace_problems(rel: str, check: Path, trace: dict, declarations: dict[str, tuple],
                    passed: set[str]) -> list[Problem]:
-    """What each test that passed did when the solution was checked, against what it declares."""
+    """What each test that passed did when the solution was checked, against what it declares. Only
+    tests that take `learner` themselves are judged: one that takes a fixture built from it may judge
+    evidence that fixture asked for while an earlier test ran."""
     problems = []
     lines = _test_lines(check)
+    takes_learner = {name for name, params in _test_params(check).items() if "learner" in params}
     done: dict[str, dict] = {}
     for test, counts in trace.items():
         if test not in passed:
@@ -202,6 +205,8 @@ def trace_problems(rel: str, check: Path, trace: dict, declarations: dict[str, t
         for key, n in counts.items():
             merged[key] = merged.get(key, 0) + n
     for name, counts in done.items():
+        if name not in takes_learner:
+            continue
         rows = declarations.get(name, ())
         line = lines.get(name, 1)
         if not sum(counts.get(k, 0) for k in ("call", "probe", "has")):
@@ -212,6 +217,15 @@ def trace_problems(rel: str, check: Path, trace: dict, declarations: dict[str, t
                                                  "the solution was checked (use run_jitted or run_lowered)").format(
                                                    name=name)))
     return problems
+
+
+def _test_params(check: Path) -> dict[str, list[str]]:
+    try:
+        tree = ast.parse(check.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    return {n.name: [a.arg for a in n.args.args] for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def _test_lines(check: Path) -> dict[str, int]:

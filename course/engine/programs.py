@@ -59,9 +59,9 @@ MAX_RUN_CHARS = 1_000_000
 MAX_NESTING = 256
 # True in the evaluator process (course.engine.evaluator), the only one that parses and runs.
 HERE = False
-# Programs the evaluator has run for this process: `jaxlings dev check` reads it around each test, to
-# tell a check that says it judges from programs whether it ran any.
-RUNS_DONE = 0
+# Programs this process has sent the evaluator (to read, cost or run): `jaxlings dev check` reads it
+# around each test, to tell whether a check that says it judges from programs had any read or run.
+REQUESTS_DONE = 0
 
 # `%0:4 = stablehlo.while(...)`, `stablehlo.return ...`, `"stablehlo.foo"(...)`, `func.call @f(...)`.
 _OP = re.compile(r'^\s*(?:%[\w#:.,% ]+=\s*)?"?([a-z][a-z0-9_]*\.[a-z][a-z0-9_.]*)"?[\s(<{]')
@@ -608,8 +608,6 @@ def run(text: object, *args, global_view: bool = False, budget: Cost | None = No
                        budget=[float(budget.flops), float(budget.bytes)])
         if type(got) is not list or not all(type(a) is np.ndarray for a in got):
             raise EvaluatorFailure(REPLY_UNREADABLE)
-        global RUNS_DONE
-        RUNS_DONE += 1
         return got
     if global_view and "sdy.manual_computation" in text:
         program = _partitioned(text)
@@ -1116,6 +1114,8 @@ def _trip_count(cond) -> int | None:
 def _forward(op: str, text: str, *, seconds: float | None = None, **payload) -> object:
     from course.engine.evaluator import shared
 
+    global REQUESTS_DONE
+    REQUESTS_DONE += 1
     return shared().call(op, {"text": text, **payload}, seconds=READ_SECONDS if seconds is None else seconds)
 
 

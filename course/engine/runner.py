@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pluggy import HookimplMarker
+
 from course import paths
 from course.engine import checking
 from course.catalog import Exercise, checks_dir
@@ -532,20 +534,18 @@ class _Run:
         counts = self.trace.setdefault(self._test, {"call": 0, "probe": 0, "has": 0, "programs": 0})
         counts[what] = counts.get(what, 0) + 1
 
-    # pytest hooks (this object is a plugin: `_RunRegistrar`): which test is running, and how many
-    # programs the evaluator ran for it.
-    def pytest_runtest_setup(self, item) -> None:  # noqa: ANN001
+    def begin_test(self, name: str) -> None:
         from course.engine import programs
 
-        self._test = item.nodeid.split("::", 1)[-1]
-        self.trace.setdefault(self._test, {"call": 0, "probe": 0, "has": 0, "programs": 0})
-        self._programs_before = programs.RUNS_DONE
+        self._test = name
+        self.trace.setdefault(name, {"call": 0, "probe": 0, "has": 0, "programs": 0})
+        self._programs_before = programs.REQUESTS_DONE
 
-    def pytest_runtest_teardown(self, item) -> None:  # noqa: ANN001
+    def end_test(self) -> None:
         from course.engine import programs
 
-        self.trace[self._test]["programs"] += programs.RUNS_DONE - self._programs_before
-        self._programs_before = programs.RUNS_DONE
+        self.trace[self._test]["programs"] += programs.REQUESTS_DONE - self._programs_before
+        self._programs_before = programs.REQUESTS_DONE
 
     @property
     def reference(self) -> Any:
@@ -1057,14 +1057,26 @@ def _run_pytest(check_path: Path, run: _Run, collector: _Collector, seed: int, f
     return int(code)
 
 
+_pytest_hook = HookimplMarker("pytest")  # pytest.hookimpl, without importing pytest before a check runs
+
+
 class _RunRegistrar:
-    """Registers the run under the name conftest.py looks up."""
+    """Registers the run under the name conftest.py looks up, and tells it which test is running:
+    from before its fixtures are set up until after they are torn down (`_Run.trace`)."""
 
     def __init__(self, run: _Run) -> None:
         self.run = run
 
     def pytest_configure(self, config) -> None:  # noqa: ANN001 - pytest hook
         config.pluginmanager.register(self.run, RUN_PLUGIN)
+
+    @_pytest_hook(wrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):  # noqa: ANN001 - pytest hook
+        self.run.begin_test(item.nodeid.split("::", 1)[-1])
+        try:
+            return (yield)
+        finally:
+            self.run.end_test()
 
 
 def _result(exercise: Exercise, collector: _Collector, exit_code: int, seed: int, duration: float,
