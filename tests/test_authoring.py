@@ -290,3 +290,64 @@ def test_dev_check_refuses_what_is_not_a_course(tmp_path):
     assert result.returncode == 2 and "not a course" in result.stderr
     result = jaxlings("dev", "check", str(ROOT))
     assert result.returncode == 2 and "make test" in result.stderr
+
+
+# -- grading a class on the authored course ----------------------------------------------
+
+
+def _clean_env() -> dict:
+    return {k: v for k, v in os.environ.items() if not k.startswith("JAXLINGS_")}
+
+
+def test_the_authored_course_is_graded_sharded_merged_and_bundled(authored, tmp_path):
+    import json
+    import zipfile
+
+    class_dir = tmp_path / "class"
+    files = {"standardize": "01_standardize/standardize.py", "dropout": "01_standardize/dropout.py"}
+    for learner, folder in (("ada", "solutions"), ("bob", "exercises")):
+        for file in files.values():
+            target = class_dir / learner / "exercises" / file
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(authored / folder / file, target)
+    env = _clean_env()
+    shards = []
+    for k in (1, 2):
+        out = tmp_path / f"shard{k}"
+        proc = subprocess.run([sys.executable, "-m", "course", "--course", str(authored), "grade", str(class_dir),
+                               "--out", str(out), "--shard", f"{k}/2", "--seed", "11", "--quiet"],
+                              capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        shards.append(str(out))
+    merged = tmp_path / "merged"
+    proc = subprocess.run([sys.executable, "-m", "course", "--course", str(authored), "grade", "merge", *shards,
+                           "--out", str(merged)], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((merged / "report.json").read_text(encoding="utf-8"))
+    verdicts = {s["id"]: {name: e["passed"] for name, e in s["exercises"].items()} for s in report["submissions"]}
+    assert verdicts == {"ada": {"standardize": True, "dropout": True},
+                        "bob": {"standardize": False, "dropout": False}}
+    assert (merged / "gradebook.csv").read_text(encoding="utf-8").splitlines()[0].endswith(",standardize,dropout")
+
+    # Gradescope: the bundle carries this course, and its own autograder grades with its checks.
+    bundle = tmp_path / "bundle"
+    proc = subprocess.run([sys.executable, "-m", "course", "--course", str(authored), "grade", "--bundle",
+                           "gradescope", "--out", str(bundle)], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    home = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle / "autograder.zip") as zf:
+        names = set(zf.namelist())
+        zf.extractall(home / "source")
+    assert {"checks/test_standardize.py", "checks/test_dropout.py", "solutions/01_standardize/dropout.py"} <= names
+    assert not any(n.startswith(("alternatives/", "attacks/")) for n in names)
+    (home / "submission").mkdir()
+    shutil.copy(authored / "solutions" / files["dropout"], home / "submission" / "dropout.py")
+    shutil.copy(authored / "exercises" / files["standardize"], home / "submission" / "standardize.py")
+    script = (home / "source" / "run_autograder").read_text(encoding="utf-8")
+    script = script.replace("/opt/jaxlings/bin/python", sys.executable).replace("/autograder", str(home))
+    run = subprocess.run(["bash", "-c", script.rstrip() + " --isolation process --quiet"],
+                         env={**env, "PYTHONPATH": ""}, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    doc = json.loads((home / "results" / "results.json").read_text(encoding="utf-8"))
+    assert {t["name"]: t["status"] for t in doc["tests"]} == {"standardize": "failed", "dropout": "passed"}
