@@ -213,8 +213,8 @@ def trace_problems(rel: str, check: Path, trace: dict, declarations: dict[str, t
             problems.append(Problem(rel, line, _("{name} asked nothing of the learner's code when the solution was checked: "
                                                  "it judges nothing the learner wrote").format(name=name)))
         if rows and all(r.source == "program" for r in rows) and not counts.get("programs"):
-            problems.append(Problem(rel, line, _("{name} declares program evidence, but ran no program in the evaluator when "
-                                                 "the solution was checked (use run_jitted or run_lowered)").format(
+            problems.append(Problem(rel, line, _("{name} declares program evidence, but the evaluator read or ran no program "
+                                                 "when the solution was checked (use run_jitted or run_lowered)").format(
                                                    name=name)))
     return problems
 
