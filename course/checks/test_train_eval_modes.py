@@ -224,9 +224,9 @@ def test_same_seed_same_model(learner, rng, seed):
                             "the check from the model's own weights").format(call=call))
         outs.append(zero["out"])
     if np.allclose(outs[0], outs[1], rtol=1e-6, atol=1e-6):
-        fail(_("Classifier{sizes} built with dropout_rate=0.0 gives the same training-mode outputs for nnx.Rngs({seed}) "
-               "and nnx.Rngs({seed_1}) on an x drawn by the check: its parameters do not come from `rngs`. Pass "
-               "`rngs` to the layers instead of a fixed key.").format(sizes=sizes, seed=seed, seed_1=seed + 1))
+        fail(_("Classifier{sizes} built with dropout_rate=0.0 gives the same training-mode outputs for "
+               "nnx.Rngs({seed}) and nnx.Rngs({seed_1}) on an x drawn by the check: its parameters do not come from "
+               "`rngs`. Pass `rngs` to the layers instead of a fixed key.").format(sizes=sizes, seed=seed, seed_1=seed + 1))
 
 
 def test_dropout_is_active_in_training(learner, rng, seed):
