@@ -57,23 +57,26 @@ def probe_jax_to_torch(module, values, dtype, transpose):
             "values": out.detach().to(torch.float32).numpy()}
 
 
-def probe_jax_to_numpy(module, values, dtype, transpose):
+def probe_jax_to_numpy(module, values, dtype, transpose, fill):
     import jax.numpy as jnp
     import numpy as np
 
     x = jnp.asarray(values).astype(getattr(jnp, dtype if dtype != "bool" else "bool_"))
     if transpose:
-        x = x.T
-    before = np.array(x.astype(jnp.float32))
+        x, fill = x.T, fill.T
     out = module.jax_to_numpy(x)
     if not isinstance(out, np.ndarray):
         return {"type": type(out).__module__ + "." + type(out).__name__}
     result = {"type": "numpy.ndarray", "dtype": str(out.dtype), "shape": list(out.shape),
-              "values": out.astype(np.float32), "writeable": bool(out.flags.writeable), "x_after": before}
-    if out.flags.writeable and out.size:
-        # Overwrite every entry; the check compares x afterwards with the values it sent.
-        out[...] = True if dtype == "bool" else 7
-        result["x_after"] = np.array(x.astype(jnp.float32))
+              "values": np.array(out, dtype=np.float32)}
+    # Overwrite every entry with the check's values; the check compares the array's contents
+    # afterwards with them, and x afterwards with the values it sent.
+    try:
+        out[...] = fill
+    except ValueError as e:
+        result["write_error"] = str(e)[:200]
+    result["after_write"] = np.array(out, dtype=np.float32)
+    result["x_after"] = np.array(x.astype(jnp.float32))
     return result
 
 
@@ -95,6 +98,19 @@ def _compare(got, want, what, expected_type, expected_values):
 def _case(rng, dtype):
     shape = tuple(int(d) for d in rng.integers(2, 6, size=2))
     return _values(rng, dtype, shape), bool(rng.random() < 0.5)
+
+
+def _fill(rng, values, dtype):
+    """Values to write over `values`, each entry a different value of the same dtype."""
+    if dtype == "bool":
+        return ~values
+    if dtype == "uint8":
+        return ((values.astype(np.int64) + rng.integers(1, 256, size=values.shape)) % 256).astype(np.uint8)
+    if dtype == "int32":
+        return values + rng.integers(1, 1000, size=values.shape).astype(np.int32)
+    # At least 1 away: more than float16's or bfloat16's rounding of values up to about 50.
+    return (values + rng.uniform(1, 10, size=values.shape) * rng.choice([-1, 1], size=values.shape)).astype(
+        np.float32)
 
 
 def test_torch_to_jax_keeps_dtype_shape_and_values(learner, reference, rng):
@@ -122,15 +138,22 @@ def test_jax_to_torch_keeps_dtype_shape_and_values(learner, reference, rng):
 def test_jax_to_numpy_is_a_writable_copy(learner, reference, rng):
     for dtype in DTYPES:
         values, transpose = _case(rng, dtype)
-        args = (values, dtype, transpose)
+        fill = _fill(rng, values, dtype)
+        args = (values, dtype, transpose, fill)
         what = _("jax_to_numpy(jax.Array of dtype {dtype}, shape {shape})").format(
             dtype=dtype, shape=values.T.shape if transpose else values.shape)
         got, want = side_by_side(learner, reference).probe(probe_jax_to_numpy, *args)
         expected = _expected(values, dtype, transpose)
         _compare(got, want, what, "numpy.ndarray", expected)
-        if not got["writeable"]:
+        # Writable is judged from a write: values drawn here must be read back from the array.
+        if "write_error" in got:
             fail(_("{what} returned a read-only NumPy array (np.asarray of a JAX array is a read-only view); "
                    "the caller must be able to modify it.").format(what=what))
+        written = _expected(fill, dtype, transpose)
+        if not (isinstance(got["after_write"], np.ndarray) and got["after_write"].shape == written.shape
+                and np.array_equal(got["after_write"], written)):
+            fail(_("{what}: after out[...] = values, the returned array does not hold those values; return an "
+                   "ordinary writable NumPy array (np.array(x) copies).").format(what=what))
         if not np.array_equal(np.asarray(got["x_after"]), expected):
             fail(_("{what}: writing into the returned array changed the JAX array; return an independent "
                    "copy.").format(what=what))

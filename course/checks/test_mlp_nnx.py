@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.engine.checking import assert_close, assert_equal, fail, side_by_side
+from course.engine.checking import assert_close, assert_equal, describe, fail, side_by_side
 from course.engine.evidence import mlp_forward
 from course.engine.words import _
 
@@ -52,14 +52,32 @@ def probe_forward(module, cases):
     return {"out": results}
 
 
-def probe_seeds(module, sizes, seed):
+def probe_seeds(module, sizes, seed, x):
+    import jax.numpy as jnp
     from flax import nnx
 
-    def params(s):
-        flat = nnx.to_flat_state(nnx.state(module.MLP(*sizes, rngs=nnx.Rngs(s)), nnx.Param))
-        return [[".".join(map(str, path)), var[...]] for path, var in flat]
+    def built(s):
+        model = module.MLP(*sizes, rngs=nnx.Rngs(s))
+        flat = nnx.to_flat_state(nnx.state(model, nnx.Param))
+        return {"params": [[".".join(map(str, path)), var[...]] for path, var in flat], "out": model(jnp.asarray(x))}
 
-    return {"a": params(seed), "b": params(seed), "c": params(seed + 1)}
+    return {"a": built(seed), "b": built(seed), "c": built(seed + 1)}
+
+
+def _forward_from_reported(params, sizes, x):
+    """The forward pass recomputed here in float64 from reported parameters, each identified by its
+    shape (the sizes differ); None where they are not two kernels and two biases of these sizes."""
+    d_in, hidden, d_out = sizes
+    by_shape = {}
+    for _path, value in params:
+        if not isinstance(value, np.ndarray) or value.dtype.kind != "f" or value.shape in by_shape:
+            return None
+        by_shape[value.shape] = value
+    shapes = [(d_in, hidden), (hidden,), (hidden, d_out), (d_out,)]
+    if sorted(by_shape) != sorted(shapes):
+        return None
+    w1, b1, w2, b2 = (by_shape[s] for s in shapes)
+    return mlp_forward({"linear1": {"kernel": w1, "bias": b1}, "linear2": {"kernel": w2, "bias": b2}}, x)
 
 
 def test_default_sizes_are_the_articles(learner, reference, seed):
@@ -128,9 +146,11 @@ def test_forward_with_parameters_set_by_the_check(learner, rng, seed):
 
 
 def test_initialisation_comes_from_rngs(learner, rng, seed):
-    sizes = _sizes(rng)[:3]
-    got = learner.probe(probe_seeds, list(sizes), seed)
-    a, b, c = ([(str(p), np.asarray(v)) for p, v in got[k]] for k in "abc")
+    *sizes, batch = _sizes(rng)
+    sizes = tuple(sizes)
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    got = learner.probe(probe_seeds, list(sizes), seed, x)
+    a, b, c = ([(str(p), np.asarray(v)) for p, v in got[k]["params"]] for k in "abc")
     same = len(a) == len(b) and all(
         pa == pb and va.shape == vb.shape and (va == vb).all() for (pa, va), (pb, vb) in zip(a, b))
     if not same:
@@ -149,3 +169,25 @@ def test_initialisation_comes_from_rngs(learner, rng, seed):
                        "`{path}` (shape {shape}): that layer ignores `rngs`. Build every layer with the `rngs` "
                        "passed to MLP, not with a fixed nnx.Rngs(...) or key.").format(
                     sizes=sizes, seed=seed, other=seed + 1, path=pa, shape=va.shape))
+    # The parameters above are read with nnx.state, which the learner's process can patch: the same
+    # judgments from the models themselves, on an x drawn here, and their outputs must be what the
+    # reported parameters give, recomputed here.
+    outs = [got[k]["out"] for k in "abc"]
+    call = _("MLP{sizes}(x) for x of shape {shape}").format(sizes=sizes, shape=x.shape)
+    for out in outs:
+        if not isinstance(out, np.ndarray) or out.shape != (batch, sizes[2]) or out.dtype != np.float32:
+            fail(_("{call}: expected a float32 array of shape {expected}, got {got}.").format(
+                call=call, expected=(batch, sizes[2]), got=describe(out)))
+    if not np.array_equal(outs[0], outs[1]):
+        fail(_("MLP{sizes} built twice with rngs=nnx.Rngs({seed}) gives different outputs on the same x: "
+               "take every random key from `rngs`.").format(sizes=sizes, seed=seed))
+    if np.allclose(outs[0], outs[2], rtol=1e-6, atol=1e-6):
+        fail(_("MLP{sizes} built with nnx.Rngs({seed}) and nnx.Rngs({other}) gives the same outputs on an x "
+               "drawn by the check: pass `rngs` to the layers instead of a fixed key.").format(
+            sizes=sizes, seed=seed, other=seed + 1))
+    for k, s, out in zip("abc", (seed, seed, seed + 1), outs):
+        want = _forward_from_reported([(p, np.asarray(v)) for p, v in got[k]["params"]], sizes, x)
+        if want is None or not np.allclose(out, want, rtol=1e-4, atol=1e-4):
+            fail(_("MLP{sizes} built with nnx.Rngs({seed}): its outputs on an x drawn by the check are not "
+                   "linear, ReLU, linear with the parameters nnx.state(model, nnx.Param) reports. The model "
+                   "must compute with its nnx.Param arrays and nothing else.").format(sizes=sizes, seed=s))

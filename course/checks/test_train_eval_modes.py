@@ -30,8 +30,29 @@ def probe_seeding(module, sizes, seed, x):
     same_a, same_c = build(seed), build(seed + 1)
     nnx.update(same_c, nnx.state(same_a, nnx.Param))
     masks = {"masks_a": [same_a(x), same_a(x)], "masks_c": [same_c(x), same_c(x)]}
+    # Without dropout, the training-mode outputs depend on the parameters alone: two seeds must give
+    # two models, and each model's outputs must be what its weights (read here off its layers) give.
+    def zero_rate(s):
+        model = module.Classifier(*sizes, dropout_rate=0.0, rngs=nnx.Rngs(s))
+        norms = [m for _, m in nnx.iter_modules(model) if isinstance(m, nnx.BatchNorm)]
+        firsts = [m for _, m in nnx.iter_modules(model)
+                  if isinstance(m, nnx.Linear) and tuple(m.kernel.shape) == (sizes[0], sizes[1])]
+        lasts = [m for _, m in nnx.iter_modules(model)
+                 if isinstance(m, nnx.Linear) and tuple(m.kernel.shape) == (sizes[1], sizes[2])]
+        if len(norms) != 1 or len(firsts) != 1 or len(lasts) != 1:
+            return {"error": ["layers", {"d_in": sizes[0], "hidden": sizes[1], "d_out": sizes[2],
+                                         "norms": len(norms), "firsts": len(firsts), "lasts": len(lasts)}]}
+        norm, first, last = norms[0], firsts[0], lasts[0]
+        if last.bias is None or first.bias is None:
+            return {"error": ["no_bias", {}]}
+        weights = {"k1": first.kernel[...], "b1": first.bias[...], "scale": norm.scale[...],
+                   "bias": norm.bias[...], "k2": last.kernel[...], "b2": last.bias[...]}
+        return {"weights": weights, "out": model(x)}
+
     return {
         **masks,
+        "zero_a": zero_rate(seed),
+        "zero_c": zero_rate(seed + 1),
         "a": jax.tree.leaves(nnx.state(a, nnx.Param)),
         "b": jax.tree.leaves(nnx.state(b, nnx.Param)),
         "c": jax.tree.leaves(nnx.state(c, nnx.Param)),
@@ -136,6 +157,23 @@ def _eval_forward(weights, stats, x, eps=1e-5):
     return np.maximum(h, 0) @ f["k2"] + f["b2"]
 
 
+def _train_forward(weights, x, call, eps=1e-5):
+    """The classifier in training mode without dropout, in float64: batch norm on the batch's own mean
+    and (biased) variance."""
+    need = {"k1", "b1", "scale", "bias", "k2", "b2"}
+    if not isinstance(weights, dict) or set(weights) != need or not all(
+            isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in weights.values()):
+        fail(_("{call}: the check could not read the weights of its layers as arrays.").format(call=call))
+    f = {k: np.asarray(v, np.float64) for k, v in weights.items()}
+    try:
+        h = np.asarray(x, np.float64) @ f["k1"] + f["b1"]
+        h = (h - h.mean(axis=0)) / np.sqrt(h.var(axis=0) + eps) * f["scale"] + f["bias"]
+        return np.maximum(h, 0) @ f["k2"] + f["b2"]
+    except ValueError:
+        fail(_("{call}: the weights of its layers do not have the shapes of Linear, BatchNorm, Linear.").format(
+            call=call))
+
+
 def _same(a, b):
     return len(a) == len(b) and all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, b))
 
@@ -170,6 +208,25 @@ def test_same_seed_same_model(learner, rng, seed):
                "parameters, drops the same units in training mode (two calls each): the dropout masks do not come "
                "from `rngs`. Give the Dropout layer the `rngs` passed to the Classifier.").format(
                    sizes=sizes, seed=seed, seed_1=seed + 1))
+    # The parameters above are read with nnx.state, which the learner's process can patch. Without
+    # dropout the models' own outputs must be what their weights give, recomputed here, and must differ.
+    outs = []
+    for key, s in (("zero_a", seed), ("zero_c", seed + 1)):
+        zero = got[key]
+        if "error" in zero:
+            fail(_("Classifier{sizes}: {error}.").format(
+                sizes=sizes, error=probe_said(zero["error"], PROBE_ERRORS) or str(zero["error"])[:300]))
+        call = _("Classifier{sizes}(x) built with dropout_rate=0.0 and nnx.Rngs({seed}), in training mode, for x of "
+                 "shape {shape}").format(sizes=sizes, seed=s, shape=x.shape)
+        want = _train_forward(zero["weights"], x, call)
+        assert_close(zero["out"], want.astype(np.float32), rtol=1e-4, atol=1e-4,
+                     what=_("{call}, against linear, batch norm on the batch's statistics, ReLU, linear, computed by "
+                            "the check from the model's own weights").format(call=call))
+        outs.append(zero["out"])
+    if np.allclose(outs[0], outs[1], rtol=1e-6, atol=1e-6):
+        fail(_("Classifier{sizes} built with dropout_rate=0.0 gives the same training-mode outputs for "
+               "nnx.Rngs({seed}) and nnx.Rngs({seed_1}) on an x drawn by the check: its parameters do not come from "
+               "`rngs`. Pass `rngs` to the layers instead of a fixed key.").format(sizes=sizes, seed=seed, seed_1=seed + 1))
 
 
 def test_dropout_is_active_in_training(learner, rng, seed):
