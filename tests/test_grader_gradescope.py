@@ -6,9 +6,9 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import zipfile
 
+from gradescope_run import run_bundle
 from test_grader_class import COURSE, EXTRA, SOLUTIONS, WRONG_SCALE, grade
 
 
@@ -59,21 +59,8 @@ def test_the_bundled_run_autograder_grades_a_submission(tmp_path):
     proc = grade("--bundle", "gradescope", "--out", str(tmp_path), "--checks", str(EXTRA),
                  "--points", str(points), "--partial")
     assert proc.returncode == 0, proc.stderr
-    home = tmp_path / "autograder"
-    source, submission = home / "source", home / "submission"
-    with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
-        zf.extractall(source)
-    submission.mkdir()
-    (submission / "add.py").write_text((SOLUTIONS / "add.py").read_text())
-    (submission / "scale.py").write_text(WRONG_SCALE)
-    script = (source / "run_autograder").read_text()
-    script = script.replace("/opt/jaxlings/bin/python", sys.executable).replace("/autograder", str(home))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXLINGS_")}
-    env["PYTHONPATH"] = ""  # the bundled copy of the package, not this checkout's
-    run = subprocess.run(["bash", "-c", script.rstrip() + " --isolation process --quiet"], env=env,
-                         capture_output=True, text=True, timeout=400, cwd=tmp_path)
-    assert run.returncode == 0, run.stderr[-3000:]
-    doc = json.loads((home / "results" / "results.json").read_text())
+    doc = run_bundle(tmp_path / "autograder.zip", {"add.py": (SOLUTIONS / "add.py").read_text(),
+                                                   "scale.py": WRONG_SCALE}, tmp_path / "autograder")
     by_name = {t["name"]: t for t in doc["tests"]}
     assert by_name["add: test_adds_vectors"]["status"] == "passed"
     assert by_name["scale: test_scales"]["status"] == "failed"
