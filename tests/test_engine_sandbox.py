@@ -653,3 +653,20 @@ def test_pauses_last_as_long_as_the_parent_says_and_only_the_parent_knows_how_lo
             proc.request(again, deadline, during="probing", pauses={"a": 0.01})
     finally:
         proc.close()
+
+
+def test_a_sweep_removes_the_pids_cgroups_of_sandboxes_whose_folder_is_gone():
+    base, why = isolation.pids_cgroup_base()
+    if base is None:
+        pytest.skip(f"no pids cgroup here: {why}")
+    folder = isolation.HostFolder("unshare-child")  # a live sandbox's folder: its group is kept
+    alive = isolation.PidsCgroup(Path(base), folder.path.name, 8)
+    dead = isolation.PidsCgroup(Path(base), f"unshare-child-gone{secrets.token_hex(4)}", 8)
+    try:
+        assert (alive.path / "pids.max").read_text().strip() == "8"
+        isolation.sweep_cgroups(folder.path.parent, base)  # what every HostFolder's sweep does
+        assert alive.path.is_dir() and not dead.path.exists()
+    finally:
+        assert alive.remove() and dead.remove()
+        folder.remove()
+    assert not alive.path.exists()
