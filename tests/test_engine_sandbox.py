@@ -283,6 +283,52 @@ def test_a_learner_starting_threads_in_a_loop_hits_the_limit_and_the_next_check_
     assert after.passed, after.message
 
 
+def test_where_a_pids_cgroup_is_in_force_the_learners_tree_runs_in_its_own_and_stops_at_its_limit(tier, course,
+                                                                                                   monkeypatch):
+    """The tier reports a pids cgroup only where it made one work (`choose` probes it); then
+    a learner's tasks stop at the group's pids.max, far below RLIMIT_NPROC, and the group is
+    gone after the check."""
+    if tier.pids_cgroup is None:
+        assert tier.describe()["pids_cgroup"] == {"limit": None, "why_not": tier.pids_cgroup_missing}
+        pytest.skip(f"no pids cgroup here: {tier.pids_cgroup_missing}")
+    assert tier.describe()["pids_cgroup"] == {"limit": isolation.PIDS_MAX}
+    assert isolation.PIDS_MAX > isolation.MAX_TASKS
+    monkeypatch.setattr(isolation, "PIDS_MAX", 96)  # a fresh session's children get this limit
+    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
+    ex = load_catalog(course).exercise("fx_scale")
+    path = course / "exercises" / "01_basics" / f"attempt_{secrets.token_hex(4)}.py"
+    path.write_text(textwrap.dedent("""
+        import threading
+        def scale(x, alpha):
+            group = [g.split(":", 2)[2] for g in open("/proc/self/cgroup").read().splitlines()
+                     if "pids" in g.split(":", 2)[1].split(",")]
+            stop, started = threading.Event(), 0
+            try:
+                for _ in range(10_000):
+                    threading.Thread(target=stop.wait, daemon=True).start()
+                    started += 1
+            except RuntimeError:
+                pass
+            finally:
+                stop.set()
+            raise ValueError(f"group {group} started {started}")
+    """))
+    try:
+        with CheckSession(memory_mb=2048, isolation=tier, warm=False) as session:
+            result = session.run(ex, learner_file=path)
+    finally:
+        path.unlink()
+    assert result.cause == "exception", result.message
+    import re
+
+    found = re.search(r"group \['(/[^']*)'\] started (\d+)", result.message)
+    assert found, result.message
+    group, started = Path(found.group(1)), int(found.group(2))
+    assert group.name.startswith(f"{isolation.CGROUP_PREFIX}{os.getuid()}-"), group
+    assert 0 < started < 96 < isolation.MAX_TASKS, started  # the cgroup stopped it, not RLIMIT_NPROC
+    assert not (Path(tier.pids_cgroup) / group.name).exists()  # removed with the sandbox
+
+
 def test_the_system_is_read_only_the_learner_holds_no_capability_and_sees_only_its_own_processes(check):
     result = check("""
         import os, sys
@@ -607,3 +653,20 @@ def test_pauses_last_as_long_as_the_parent_says_and_only_the_parent_knows_how_lo
             proc.request(again, deadline, during="probing", pauses={"a": 0.01})
     finally:
         proc.close()
+
+
+def test_a_sweep_removes_the_pids_cgroups_of_sandboxes_whose_folder_is_gone():
+    base, why = isolation.pids_cgroup_base()
+    if base is None:
+        pytest.skip(f"no pids cgroup here: {why}")
+    folder = isolation.HostFolder("unshare-child")  # a live sandbox's folder: its group is kept
+    alive = isolation.PidsCgroup(Path(base), folder.path.name, 8)
+    dead = isolation.PidsCgroup(Path(base), f"unshare-child-gone{secrets.token_hex(4)}", 8)
+    try:
+        assert (alive.path / "pids.max").read_text().strip() == "8"
+        isolation.sweep_cgroups(folder.path.parent, base)  # what every HostFolder's sweep does
+        assert alive.path.is_dir() and not dead.path.exists()
+    finally:
+        assert alive.remove() and dead.remove()
+        folder.remove()
+    assert not alive.path.exists()

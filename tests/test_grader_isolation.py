@@ -152,9 +152,33 @@ def test_every_attack_gets_nothing_and_fails_on_its_own_cause(attacked):
 
 
 def test_the_report_names_a_sandbox_tier_and_its_guarantees(attacked):
+    from course.engine.isolation import PIDS_MAX
+
     iso = attacked["run"]["isolation"]
     assert iso["tier"] in ("bubblewrap", "unshare")
     assert all(iso["guarantees"].values()), iso["guarantees"]
+    # A pids cgroup per learner where `choose` made one work here (test_engine_sandbox holds
+    # the tier to it), else the reason it could not.
+    pids = iso["pids_cgroup"]
+    assert pids == {"limit": PIDS_MAX} or (pids["limit"] is None and pids["why_not"]), pids
+
+
+@pytest.mark.parametrize("pids, shown", [
+    ({"limit": 528}, "each learner's processes run in a pids cgroup of their own: at most 528 tasks"),
+    ({"limit": None, "why_not": "no cgroup v1 pids controller is mounted here"},
+     "no pids cgroup here (no cgroup v1 pids controller is mounted here): a learner's tasks are limited by "
+     "RLIMIT_NPROC alone"),
+])
+def test_the_summary_says_whether_each_learner_gets_a_pids_cgroup(pids, shown):
+    from rich.console import Console
+
+    from course.grader.console import summary_table
+
+    console = Console(width=400, record=True)
+    guarantees = {"network_off": True, "solutions_hidden": True, "other_submissions_hidden": True,
+                  "unprivileged": True}
+    summary_table([], {"tier": "unshare", "guarantees": guarantees, "pids_cgroup": pids}, "out", console=console)
+    assert shown in console.export_text()
 
 
 def test_nothing_is_left_running_or_written(attacked):

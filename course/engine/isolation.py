@@ -27,11 +27,15 @@ the grader is root), may not create user namespaces, sees the host's device
 nodes only through read-only binds, every process it starts dies with the check
 (its pid namespace ends when the check's process ends), its processes and
 threads are limited (MAX_TASKS), and nothing in its environment names the
-course or the workspace. Each tier's `guarantees` say exactly what it holds, and nothing more.
+course or the workspace. Where this process may make pids cgroups (cgroup v1's
+pids controller, writable: as root), each child's whole process tree also runs
+in a group of its own limited to PIDS_MAX tasks; `describe()` says whether it
+does, and why not. Each tier's `guarantees` say exactly what it holds, and nothing more.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
 import functools
@@ -57,6 +61,12 @@ SANDBOX_HOST_UID = 61999
 # RLIMIT_NPROC in the learner's process: its processes and threads together. JAX's and
 # XLA's thread pools take a few per core; a learner starting threads in a loop stops here.
 MAX_TASKS = max(512, 8 * (os.cpu_count() or 1))
+# Where a pids cgroup can be made here, each sandboxed child's whole process tree runs in one
+# of its own with this pids.max: the learner's tasks plus the launcher, its helper and init.
+# Unlike RLIMIT_NPROC it counts every task of the tree, whatever its uid, and no process in
+# it can raise it or leave the group (the cgroup file system is not in the sandbox).
+PIDS_MAX = MAX_TASKS + 16
+CGROUP_PREFIX = "jaxlings-"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # course/
 ENGINE_DIR = Path(__file__).resolve().parent
 LAUNCHER = ENGINE_DIR / "launcher.py"
@@ -286,6 +296,8 @@ def sweep(base: Path | None = None) -> list[str]:
         finally:
             if fd is not None:
                 os.close(fd)
+    if pids_cgroup_base.cache_info().currsize:  # only where this process makes pids cgroups
+        sweep_cgroups(base, pids_cgroup_base()[0])
     return removed
 
 
@@ -313,6 +325,122 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=unlock)
 
 
+# -- pids cgroups: every task of a child's tree counted, however it was started ----
+
+
+def _pids_hierarchy() -> tuple[Path | None, str]:
+    """This process's cgroup in a pids hierarchy it may make groups under, or (None, why not).
+
+    Only cgroup v1's pids controller is used (root may write there). A cgroup v2 tree
+    delegated to the user would need the grader moved out of its own leaf group before
+    `pids` could be enabled for groups below it: not done.
+    """
+    try:
+        with open("/proc/self/mountinfo") as f:
+            mounts = [line.split() for line in f]
+        with open("/proc/self/cgroup") as f:
+            groups = [line.rstrip("\n").split(":", 2) for line in f]
+    except OSError as exc:
+        return None, f"cannot read this process's cgroups ({exc.strerror or exc})"
+    own = next((path for _, controllers, path in groups if "pids" in controllers.split(",")), None)
+    for fields in mounts:
+        sep = fields.index("-") if "-" in fields else -1
+        if sep < 0 or fields[sep + 1] != "cgroup" or "pids" not in fields[sep + 3].split(","):
+            continue
+        if own is None:
+            break
+        base = Path(fields[4]) / own.lstrip("/")
+        if base.is_dir() and os.access(base, os.W_OK):
+            return base, ""
+        return None, f"the pids cgroup {base} is not writable by this user"
+    return None, "no cgroup v1 pids controller is mounted here (cgroup v2 delegation is not used)"
+
+
+@functools.lru_cache(maxsize=1)
+def pids_cgroup_base() -> tuple[str | None, str]:
+    """(the folder to make pids cgroups in, "") where one works here, else (None, why not)."""
+    base, why = _pids_hierarchy()
+    if base is None:
+        return None, why
+    try:
+        test = PidsCgroup(base, f"probe-{os.getpid()}-{secrets.token_hex(4)}", 1)
+    except OSError as exc:
+        return None, f"cannot make a pids cgroup in {base} ({exc.strerror or exc})"
+    test.remove()
+    return str(base), ""
+
+
+class PidsCgroup:
+    """One pids cgroup (cgroup v1) with its pids.max; the sandbox's launcher moves itself in
+    before it starts anything, so every task of the child's tree is counted."""
+
+    def __init__(self, base: Path, name: str, limit: int) -> None:
+        self.path = Path(base) / f"{CGROUP_PREFIX}{os.getuid()}-{name}"
+        self.path.mkdir(mode=0o755)
+        try:
+            _write_text(self.path / "pids.max", str(limit))
+        except OSError:
+            self.path.rmdir()
+            raise
+
+    @property
+    def procs(self) -> str:
+        return str(self.path / "cgroup.procs")
+
+    def remove(self) -> bool:
+        """Kill what is left in the group and remove it; False if it is still busy (a later
+        sweep removes it)."""
+        import time
+
+        for attempt in range(200):
+            try:
+                self.path.rmdir()
+                return True
+            except FileNotFoundError:
+                return True
+            except OSError as exc:
+                if exc.errno != errno.EBUSY:
+                    return False
+            try:
+                with open(self.procs) as f:
+                    pids = [int(line) for line in f if line.strip()]
+            except (OSError, ValueError):
+                pids = []
+            for pid in pids:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+            time.sleep(0.01 if attempt < 50 else 0.05)  # the kernel reaps the killed tasks
+        return False
+
+
+def _write_text(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def sweep_cgroups(folders: Path, cgroups: Path | str | None) -> None:
+    """Remove this user's pids cgroups whose sandbox folder is gone (their run died)."""
+    if cgroups is None:
+        return
+    mine = f"{CGROUP_PREFIX}{os.getuid()}-"
+    try:
+        entries = [e for e in os.listdir(cgroups) if e.startswith(mine)]
+    except OSError:
+        return
+    for entry in entries:
+        name = entry[len(mine):]
+        if not name.startswith("probe-") and not (folders / name).exists():
+            try:
+                os.rmdir(os.path.join(cgroups, entry))
+            except OSError:
+                pass
+
+
 # -- one child's sandbox -----------------------------------------------------------
 
 
@@ -323,9 +451,16 @@ class Sandbox:
     def __init__(self, policy: "Isolation", *, slot: int = 0, copy: Path | None = None,
                  cache: Path | None = None) -> None:
         self.folder = HostFolder(f"{policy.tier}-child")
+        self.cgroup: PidsCgroup | None = None
         try:
+            if policy.pids_cgroup is not None and policy.tier in SANDBOX_TIERS:
+                # Made after the folder it is named after, removed before it: a sweep
+                # never takes the group of a live sandbox.
+                self.cgroup = PidsCgroup(Path(policy.pids_cgroup), self.folder.path.name, PIDS_MAX)
             self._set_up(policy, slot, copy, cache)
         except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.remove()
             self.folder.remove()  # e.g. root that cannot chown to the slot's uid (a namespace mapping root alone)
             raise
 
@@ -382,10 +517,13 @@ class Sandbox:
             cfg = dict(root=str(self._root()), ro=read_only_binds(self.inbox), masks=masked_paths(),
                        rw=[(str(self.cache), INSIDE_CACHE)] if self.cache is not None else [],
                        home=INSIDE_HOME, tmp_mb=TMP_MB, home_mb=HOME_MB, shm_mb=SHM_MB, devices=_devices(),
-                       uid=SANDBOX_HOST_UID)
+                       uid=SANDBOX_HOST_UID, cgroup=self.cgroup.procs if self.cgroup is not None else None)
             return [*launcher, json.dumps(cfg), "--", *argv]
         if self.tier == "bubblewrap":
-            return [*launcher, '{"mode": "bwrap"}', "--", *self._bwrap(), "--", *argv]
+            import json
+
+            cfg = dict(mode="bwrap", cgroup=self.cgroup.procs if self.cgroup is not None else None)
+            return [*launcher, json.dumps(cfg), "--", *self._bwrap(), "--", *argv]
         if self.tier == "uid":
             uid = str(self.policy.uid(self.slot))
             return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *argv]
@@ -435,6 +573,9 @@ class Sandbox:
         return f"{INSIDE_INBOX}/{name}"
 
     def close(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         self.folder.remove()
 
 
@@ -448,6 +589,8 @@ class Isolation:
     work_root: Path | None = None
     tried: tuple[str, ...] = ()  # why stronger tiers were passed over
     bwrap: str | None = None
+    pids_cgroup: str | None = None  # where each child's pids cgroup is made (sandbox tiers), if anywhere
+    pids_cgroup_missing: str = ""  # why not, for the report
 
     @property
     def sandboxed(self) -> bool:
@@ -486,6 +629,9 @@ class Isolation:
             "summary": SUMMARY[self.tier],
             "visible_to_graded_code": _visible_summary() if self.sandboxed else "everything this user can read",
             "passed_over": list(self.tried),
+            # Each learner's process tree in a pids cgroup of its own (besides RLIMIT_NPROC), or why not.
+            "pids_cgroup": (dict(limit=PIDS_MAX) if self.pids_cgroup is not None else
+                            dict(limit=None, why_not=self.pids_cgroup_missing or "not a sandbox tier")),
         }
 
 
@@ -576,6 +722,11 @@ if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0:
     bad.append("nested user namespaces")
 print("LEAK" if bad else "OK", *bad)
 """
+_PROBE_CGROUP = """
+groups = [g.split(":", 2) for g in open("/proc/self/cgroup").read().splitlines()]
+if not any("pids" in c.split(",") and p.rstrip("/").endswith("/{name}") for _, c, p in groups):
+    print("LEAK not in its pids cgroup")
+"""
 
 
 def probe(iso: Isolation) -> str | None:
@@ -588,7 +739,10 @@ def probe(iso: Isolation) -> str | None:
         secrets_ = [str(PACKAGE_DIR / "checks"), str(PACKAGE_DIR.parent / "solutions"), str(box.folder.path),
                     str(PACKAGE_DIR / "progress.py")]
         if iso.sandboxed:
-            argv = box.command([sys.executable, "-I", "-S", "-c", _PROBE, *secrets_])
+            probe_src = _PROBE
+            if box.cgroup is not None:  # the probe's own tasks must be counted in the child's group
+                probe_src += _PROBE_CGROUP.format(name=box.cgroup.path.name)
+            argv = box.command([sys.executable, "-I", "-S", "-c", probe_src, *secrets_])
         else:  # nothing to verify but that a child starts: these tiers promise no more
             argv = box.command([sys.executable, "-I", "-S", "-c", "print('OK')"])
         try:
@@ -601,8 +755,9 @@ def probe(iso: Isolation) -> str | None:
             lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
             err = lines[-1] if lines else f"exit status {proc.returncode}"
             return REASONS[7].format(error=err[:200])
-        if out.startswith("LEAK"):
-            return REASONS[8].format(leaks=out[5:])
+        leaks = [line[5:] for line in out.splitlines() if line.startswith("LEAK")]
+        if leaks:
+            return REASONS[8].format(leaks="; ".join(leaks))
         return None
     finally:
         box.close()
@@ -634,6 +789,15 @@ def choose(requested: str = "auto", hidden=(), work_root: Path | None = None, *,
         why = _unavailable(tier)
         if why is None:
             candidate = Isolation(tier, hidden, work_root, tuple(tried), shutil.which("bwrap"))
+            if tier in SANDBOX_TIERS:
+                base, missing = pids_cgroup_base()
+                if base is not None:
+                    with_group = dataclasses.replace(candidate, pids_cgroup=base)
+                    missing = probe(with_group) or ""
+                    if not missing:
+                        return with_group
+                    missing = f"a sandbox in a pids cgroup did not work: {missing}"
+                candidate = dataclasses.replace(candidate, pids_cgroup_missing=missing)
             why = probe(candidate)
             if why is None:
                 return candidate

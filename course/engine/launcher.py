@@ -4,6 +4,8 @@ Run by the trusted parent as `python -I -S launcher.py CONFIG_JSON -- ARGV...`;
 it imports nothing but the standard library, so no folder a learner can write
 is ever searched for modules. What it does:
 
+0. First of all, when the config names a pids cgroup (`cgroup`: its cgroup.procs), move
+   itself into it: everything it starts is then counted against that group's pids.max.
 1. `unshare` a user, mount, pid, network, IPC and UTS namespace, mapping only
    the caller's own uid/gid (to uid 1000 inside): the learner gets no root,
    not even inside, and nothing on the host it did not already have. Run by
@@ -330,11 +332,23 @@ def supervise_bwrap(argv: list[str], parent: int) -> None:
             os._exit(SETUP_FAILED)
 
 
+def join_cgroup(procs: str) -> None:
+    """Move this process into the child's pids cgroup before it starts anything: every
+    task of the sandbox (helper, init, the learner's) is then counted against its pids.max."""
+    _write(procs, str(os.getpid()))
+
+
 def main(args: list[str]) -> None:
     cfg = json.loads(args[0])
     argv = args[2:] if len(args) > 1 and args[1] == "--" else args[1:]
     env = dict(os.environ)
     parent = os.getppid()
+    if cfg.get("cgroup"):
+        try:
+            join_cgroup(cfg["cgroup"])
+        except OSError as exc:
+            os.write(2, f"jaxlings-sandbox: cannot join the pids cgroup: {exc}\n".encode())
+            os._exit(SETUP_FAILED)
     if cfg.get("mode") == "bwrap":
         supervise_bwrap(argv, parent)
     try:

@@ -304,7 +304,8 @@ def _set_up(opts, catalog, exercises, ex_config, checks_dirs, scheme, submission
                                          check_weights=scheme.check_weights, partial=scheme.partial),
         run_seed=run_seed, extra_check_dirs=[str(d) for d in checks_dirs], memory_mb=opts.memory_mb,
         isolation=dict(tier=isolation.tier, hidden=[str(p) for p in isolation.hidden],
-                       work_root=str(isolation.work_root), bwrap=isolation.bwrap),
+                       work_root=str(isolation.work_root), bwrap=isolation.bwrap,
+                       pids_cgroup=isolation.pids_cgroup),
         recycle=opts.recycle, prestart=opts.prestart,
     )
     return run, config, todo, jobs, submission_timeout

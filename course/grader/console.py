@@ -83,6 +83,13 @@ def summary_table(submissions: list[dict], isolation: dict, out_dir, console: Co
                     "{solutions}, other submissions hidden: {others}, unprivileged: {unprivileged})").format(
         tier=escape(isolation["tier"]), network=_yn(g["network_off"]), solutions=_yn(g["solutions_hidden"]),
         others=_yn(g["other_submissions_hidden"]), unprivileged=_yn(g["unprivileged"])))
+    pids = isolation.get("pids_cgroup")  # absent from reports written before it was added
+    if pids and pids.get("limit"):
+        console.print("  " + _("each learner's processes run in a pids cgroup of their own: at most {limit} "
+                               "tasks").format(limit=pids["limit"]))
+    elif pids and isolation["tier"] in ("bubblewrap", "unshare"):
+        console.print("  " + _("no pids cgroup here ({why}): a learner's tasks are limited by RLIMIT_NPROC "
+                               "alone").format(why=escape(str(pids.get("why_not", "")))))
     for why in isolation.get("passed_over", []):
         console.print("  " + _("stronger isolation not used: {why}").format(why=escape(reason_text(str(why)))))
     for entry in ignored:

@@ -70,14 +70,17 @@ class Prepared:
 
 
 class Engine:
-    def __init__(self, *, extra_check_dirs: list[Path], memory_mb: int | None) -> None:
+    def __init__(self, *, extra_check_dirs: list[Path], memory_mb: int | None,
+                 exercises: list[str] | None = None) -> None:
         from course.catalog import load_catalog
 
         self.catalog = load_catalog()
         self.by_name = {e.name: e for e in self.catalog.exercises}
         self.extra_check_dirs = extra_check_dirs
         self.memory_mb = memory_mb or DEFAULT_MEMORY_MB
-        _warm_imports()
+        names = [n for n in (exercises if exercises is not None else self.by_name) if n in self.by_name]
+        checks = [u.exercise.check_path() if u.extra is None else u.extra for n in names for u in self.units(n)]
+        _warm_imports(checks)
 
     def units(self, name: str) -> list[Unit]:
         exercise = self.by_name[name]
@@ -108,12 +111,36 @@ def merge(units: list[Unit], results: list[ExerciseResult]) -> dict:
                 output=output[-MAX_OUTPUT:])
 
 
-def _warm_imports() -> None:
-    """What every check needs in the parent, imported once per worker, not per exercise."""
+def _warm_imports(checks: list[Path] = ()) -> None:
+    """What every check needs in the parent, imported once per worker, not per exercise:
+    JAX, Flax, Optax, pytest, and the heavy libraries (`child.PRELOADABLE`: torch, ...)
+    that the `checks` to be run import (the course's and the instructor's, both trusted).
+
+    Then everything alive is moved out of the garbage collector's sight
+    (`gc.freeze`): the worker collects after every exercise (see
+    `worker._forget_compiled`), and a full collection walking JAX's, Flax's and
+    pytest's hundred thousand objects each time cost a third of a second.
+    What is frozen is what the worker keeps for its life anyway (modules and
+    their objects); what checks create later stays collectable.
+    """
+    import gc
+    import importlib
+
     import jax
     import jax.numpy as jnp
     import optax  # noqa: F401
     import pytest  # noqa: F401
     from flax import nnx  # noqa: F401
 
+    import course.checks.conftest  # noqa: F401 - every check run registers it as a plugin
+    import course.engine.evaluator  # noqa: F401
+    import course.engine.programs  # noqa: F401
+
+    from course.engine.runner import _preload_env
+
+    heavy = {m for path in checks for m in _preload_env(path).get("JAXLINGS_PRELOAD", "").split(",") if m}
+    for module in sorted(heavy):
+        importlib.import_module(module)
     jax.block_until_ready(jnp.zeros(1) + 1)
+    gc.collect()
+    gc.freeze()

@@ -39,13 +39,14 @@ class Worker:
         self.slot = int(config["slot"])
         iso = config["isolation"]
         self.isolation = Isolation(iso["tier"], tuple(Path(p) for p in iso["hidden"]),
-                                   Path(iso["work_root"]), bwrap=iso.get("bwrap"))
+                                   Path(iso["work_root"]), bwrap=iso.get("bwrap"),
+                                   pids_cgroup=iso.get("pids_cgroup"))
         os.chdir(self.isolation.work_root)  # nothing of the caller's folder; -P keeps it off sys.path anyway
         self.scheme = Scheme(config["scheme"]["exercise_points"], config["scheme"]["check_weights"],
                              config["scheme"]["partial"])
         self.exercises = config["exercises"]  # [{"name", "file", "max_points"}]
         self.engine = Engine(extra_check_dirs=[Path(p) for p in config["extra_check_dirs"]],
-                             memory_mb=config.get("memory_mb"))
+                             memory_mb=config.get("memory_mb"), exercises=[e["name"] for e in self.exercises])
         self.scratch = self.isolation.work_root / f"slot-{self.slot}"
         self.scratch.mkdir(parents=True, exist_ok=True)
 
@@ -150,7 +151,8 @@ def _forget_compiled() -> None:
 
     Each check module is imported afresh, so the programs it jitted in the
     trusted parent are never reused; JAX's caches would keep them (and their
-    executables) for the worker's life, tens of MB per exercise.
+    executables) for the worker's life, tens of MB per exercise. The collection
+    is cheap: what the worker imported at its start is frozen (`engine._warm_imports`).
     """
     import gc
 
