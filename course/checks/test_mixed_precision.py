@@ -194,6 +194,38 @@ def _reference_step(params, mu, nu, count, x, y):
     return f(loss), new_params, new_mu, new_nu, count, grads
 
 
+def _judge_bfloat16_rounding(text, program, roles, inputs, shapes, rng, call, sizes, mu, nu, count, step_no):
+    """Run the step once on inputs whose float32 and bfloat16 losses differ by far more than a rounding.
+
+    x is 1 plus offsets under 2**-10, which bfloat16 rounds to exactly 1; hidden.kernel holds pairs
+    of opposite entries, multiples of 1/8 (exact in bfloat16), so that each column sums to exactly 0;
+    the biases are 0. With bfloat16 operands every hidden pre-activation is exactly 0, the logits are 0
+    and the loss is log(d_out). In float32 the offsets survive, and out.kernel's large entries turn
+    them into logits of order one. Products computed in float32 by other means than a matrix product
+    (a broadcast and a sum) cannot give log(d_out).
+    """
+    d_in, hidden, d_out, batch = sizes
+    pairs = d_in // 2
+    a = rng.integers(4, 17, size=(pairs, hidden)).astype(np.float32) / 8
+    kernel = np.zeros((d_in, hidden), np.float32)
+    kernel[0:2 * pairs:2] = a
+    kernel[1:2 * pairs:2] = -a
+    params = {("hidden", "kernel"): kernel, ("hidden", "bias"): np.zeros(hidden, np.float32),
+              ("out", "kernel"): (512.0 * np.round(4 * rng.standard_normal((hidden, d_out))) / 4).astype(np.float32),
+              ("out", "bias"): np.zeros(d_out, np.float32)}
+    x = (1.0 + rng.uniform(-2.0 ** -10, 2.0 ** -10, (batch, d_in))).astype(np.float32)
+    y = rng.integers(0, d_out, size=batch).astype(np.int32)
+    want = float(np.log(d_out))
+    where = _("{call}, run here with x within 2**-10 of 1 (bfloat16 rounds it to 1) and a hidden.kernel whose "
+              "columns sum to 0").format(call=call)
+    loss = run_lowered(text, [*inputs(params, mu, nu, count, step_no), x, y], what=where)[0]
+    if np.shape(loss) != () or not abs(float(loss) - want) <= 1e-3:
+        fail(_("{where}: the loss is {loss:.80}; with the products' operands in bfloat16 every logit is 0 and "
+               "the loss is log({d_out}) = {want:.6g}. The products do not compute in bfloat16: "
+               "nnx.Linear(..., dtype=jnp.bfloat16, param_dtype=jnp.float32).").format(
+            where=where, loss=str(np.asarray(loss).ravel()[:1]), d_out=d_out, want=want))
+
+
 def test_the_step_runs_here_like_a_float32_reference(learner, rng, seed):
     (d_in, hidden, d_out, batch), call, text, program, roles = _lowered(learner, rng, seed)
     shapes = {("hidden", "kernel"): (d_in, hidden), ("hidden", "bias"): (hidden,),
@@ -243,6 +275,7 @@ def test_the_step_runs_here_like_a_float32_reference(learner, rng, seed):
     # every kernel by about the learning rate: the median catches it, and the largest difference
     # of a kernel's entries is then several learning rates.
     param_max, param_median = LR, 0.1 * LR
+    first = (mu, nu, count, step_no)
     state = inputs(params, mu, nu, count, step_no)
     for s, (x, y) in enumerate(batches):
         outs = run_lowered(text, [*state, x, y], what=call)
@@ -282,3 +315,5 @@ def test_the_step_runs_here_like_a_float32_reference(learner, rng, seed):
         params = {role[1:]: np.asarray(v) for v, role in zip(new_state, roles) if role[0] == "param"}
         mu = {role[1:]: np.asarray(v) for v, role in zip(new_state, roles) if role[0] == "mu"}
         nu = {role[1:]: np.asarray(v) for v, role in zip(new_state, roles) if role[0] == "nu"}
+    # Last, as the steps above name a wrong loss or update better: the products' rounding.
+    _judge_bfloat16_rounding(text, program, roles, inputs, shapes, rng, call, (d_in, hidden, d_out, batch), *first)

@@ -53,7 +53,9 @@ def probe_programs(module, shape, entropy_shape):
 
     def composed(q, s, v):
         # The learner's input is computed here (q * s); log(v) of negative v is NaN, never an error.
-        return module.checked_entropy(q * s), jnp.log(v)
+        # 2 * v, which the learner never sees, marks where the learner's result begins: exactly one
+        # array lies between it and log(v), whatever the error part holds.
+        return 2.0 * v, module.checked_entropy(q * s), jnp.log(v)
 
     e = jax.ShapeDtypeStruct(tuple(entropy_shape), f32)
     return {
@@ -239,9 +241,12 @@ def test_checked_entropy_fires_exactly_on_negative_inputs(learner, rng):
         decoy = -rng.uniform(0.5, 2.0, size=shape).astype(np.float32)
         outs = _run(texts["entropy"], _("jax.jit(checkify.checkify(fn)) around checked_entropy"),
                     p * signs, signs, decoy)
-        if len(outs) < 2:
+        if len(outs) < 3:
             fail(_("the checkified program of checked_entropy does not return the entropy."))
-        errors, value = outs[:-2], outs[-2]
+        if np.shape(outs[-3]) != decoy.shape or not np.array_equal(outs[-3], 2.0 * decoy):
+            fail(_("checked_entropy(p) returns more than one array; expected the entropy alone, an array of shape "
+                   "p.shape[:-1]. A negative probability is reported by checkify.check, not by a return value."))
+        errors, value = outs[:-3], outs[-2]
         fired = any(e.dtype == np.bool_ and e.shape == () and bool(e) for e in errors)
         call = _("checked_entropy(p {shape}) with min(p) = {low:.3g}, under jax.jit(checkify.checkify(...))").format(
             shape=shape, low=float(p.min()))

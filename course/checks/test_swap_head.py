@@ -63,10 +63,18 @@ def probe_surgery(module, d, h, n_old, n_new, batch, seed, lr):
     def merged(leaves):
         return nnx.merge(graphdef, jax.tree.unflatten(treedef, leaves), rest)
 
+    features_tree = []
+
     def learner_features(leaves, x):
-        return module.features(merged(leaves), x)
+        result = module.features(merged(leaves), x)
+        # A Variable around one array (a sow that keeps only its last value) is that array.
+        plain = jax.tree.map(lambda v: v.get_value() if isinstance(v, nnx.Variable) else v, result,
+                             is_leaf=lambda v: isinstance(v, nnx.Variable))
+        features_tree[:] = [str(jax.tree.structure(plain))]
+        return result
 
     out["features"] = jax.jit(learner_features, keep_unused=True).lower(specs, x_spec).as_text()
+    out["features_tree"] = features_tree[0] if features_tree else None
     sown_paths = []
 
     def sown(leaves, x):
@@ -210,6 +218,12 @@ def test_features_under_jit_runs_here(run, rng):
     if len(program.results) != 2:
         fail(_("{call}: it returns {n_program_results} arrays; expected two, (logits, activations).").format(
             call=call, n_program_results=len(program.results)))
+    # The returned structure is the child's word: it only turns an honest (logits, (activations,)),
+    # whose two arrays the numbers below would accept, into a fail.
+    if got.get("features_tree") not in ("PyTreeDef((*, *))", "PyTreeDef([*, *])"):
+        fail(_("{call}: it returns {tree}; expected (logits, activations), with the activations one array "
+               "(batch, h), not the tuple nnx.capture keeps: take sown['features'][0].").format(
+                   call=call, tree=str(got.get("features_tree"))[:120]))
     params = _draw_params(rng, d, h, n_old)
     x = rng.standard_normal((batch, d)).astype(np.float32)
     what = _("{call}, run here on parameters and x drawn here").format(call=call)
