@@ -37,8 +37,8 @@ CASES = {
     "precision_defaults.py": (["--size", "128"], ["max rel. error vs float64", "JAX vs PyTorch at defaults",
                                                   "torch.backends.cudnn.allow_tf32"]),
     "grade_class.py": (["--submissions", "2", "--exercises", "functional_ops"],
-                       ["grader's own overhead per submission", "target < 3 s", "speed-up with 2 jobs", "peak memory: worker",
-                        "shard+merge overhead"]),
+                       ["grader's own overhead per submission", "target < 3 s", "speed-up with 2 jobs",
+                        "peak memory: worker", "shard+merge overhead"]),
 }
 
 
