@@ -194,8 +194,9 @@ def trace_problems(rel: str, check: Path, trace: dict, declarations: dict[str, t
     tests that take `learner` themselves are judged: one that takes a fixture built from it may judge
     evidence that fixture asked for while an earlier test ran."""
     problems = []
-    lines = _test_lines(check)
-    takes_learner = {name for name, params in _test_params(check).items() if "learner" in params}
+    functions = _functions(check)
+    lines = {name: fn.lineno for name, fn in functions.items()}
+    takes_learner = {name for name, fn in functions.items() if "learner" in [a.arg for a in fn.args.args]}
     done: dict[str, dict] = {}
     for test, counts in trace.items():
         if test not in passed:
@@ -219,21 +220,21 @@ def trace_problems(rel: str, check: Path, trace: dict, declarations: dict[str, t
     return problems
 
 
-def _test_params(check: Path) -> dict[str, list[str]]:
+def _functions(check: Path) -> dict[str, ast.FunctionDef]:
+    """The module-level functions of a check, by name, read from its source."""
     try:
         tree = ast.parse(check.read_bytes())
     except (OSError, SyntaxError, ValueError):
         return {}
-    return {n.name: [a.arg for a in n.args.args] for n in tree.body
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _test_params(check: Path) -> dict[str, list[str]]:
+    return {name: [a.arg for a in fn.args.args] for name, fn in _functions(check).items()}
 
 
 def _test_lines(check: Path) -> dict[str, int]:
-    try:
-        tree = ast.parse(check.read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return {}
-    return {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {name: fn.lineno for name, fn in _functions(check).items()}
 
 
 # -- runs -------------------------------------------------------------------------
