@@ -18,7 +18,7 @@ cache starts empty: the first round of each exercise pays what a learner's
 first check pays.
 
     .venv/bin/python benchmarks/check_latency.py [--rounds 2] [--cli-sample 5]
-        [--exercises a,b,...] [--course ROOT] [--seed N] [--no-footprint]
+        [--exercises a,b,...] [--course ROOT] [--seed N] [--no-footprint] [--warm-window S]
 
 `--seed` replays the same inputs (and so the same shapes) in every round:
 what checks that draw shapes from a small fixed set would gain from the
@@ -145,6 +145,8 @@ def main() -> int:
     parser.add_argument("--course", type=Path, default=REPO, help="course root (default: this repository)")
     parser.add_argument("--seed", type=int, default=None, help="the same seed for every check (default: fresh)")
     parser.add_argument("--no-footprint", action="store_true", help="skip the idle footprint of the server")
+    parser.add_argument("--warm-window", type=float, default=30.0,
+                        help="JAXLINGS_SERVER_WARM for the footprint's server: seconds before it cools (default 30)")
     args = parser.parse_args()
     if args.seed is not None:
         os.environ["JAXLINGS_SEED"] = str(args.seed)
@@ -171,7 +173,8 @@ def main() -> int:
     footprint = None
     if not args.no_footprint:
         print("idle footprint of the check server:", flush=True)
-        footprint = measure_footprint((sample or names)[0], args.course.resolve(), verbose=False)
+        footprint = measure_footprint((sample or names)[0], args.course.resolve(), warm_window=args.warm_window,
+                                      verbose=False)
 
     print(f"\n{'exercise':24s} {'median':>7s} {'worst':>7s} {'limit':>6s}")
     per_ex = {}

@@ -13,6 +13,7 @@ The checks are timed on a real exercise of the course (`mlp_nnx` unless
 does almost nothing, so that its times are the engine's own.
 
     .venv/bin/python benchmarks/isolation_cost.py [--runs 5] [--cold-runs 3] [--exercise NAME ...]
+        [--tiers process,unshare,...]
 
 Prints medians per tier and exercise, and each tier's cost over `process` (a plain child).
 """
@@ -71,6 +72,8 @@ def main() -> int:
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--exercise", action="append", metavar="NAME",
                         help="an exercise of the course to time (repeatable; default: mlp_nnx)")
+    parser.add_argument("--tiers", default=",".join(("process", *SANDBOX_TIERS)),
+                        help="comma-separated isolation tiers to time (default: every one)")
     args = parser.parse_args()
     os.environ.pop("JAXLINGS_WORKSPACE", None)
     course = load_catalog()
@@ -80,7 +83,11 @@ def main() -> int:
         parser.error(f"no such exercise in the course: {exc}")
     exercises.append(load_catalog(FIXTURE).exercise("fx_scale"))
     tiers = {}
-    for name in ("process", *SANDBOX_TIERS):
+    names = [t for t in args.tiers.split(",") if t]
+    unknown = sorted(set(names) - {"process", *SANDBOX_TIERS})
+    if unknown:
+        parser.error(f"no such tier: {', '.join(unknown)}")
+    for name in names:
         try:
             tiers[name] = choose(name)
         except IsolationError as exc:

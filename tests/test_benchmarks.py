@@ -16,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 CASES = {
-    "check_latency.py": (["--rounds", "1", "--exercises", "functional_ops,jit_branch", "--cli-sample", "1"],
+    "check_latency.py": (["--rounds", "1", "--exercises", "functional_ops,jit_branch", "--cli-sample", "1",
+                          "--warm-window", "5"],
                          ["load average at the start", "warm check -> verdict: median", "target: median <= 1.0 s",
                           "target: p90 <= 2.0 s", "target: every exercise <= 3 s",
                           "one-off `jaxlings check`: median", "one-off/warm", "target: median <= 2.5 s",
@@ -27,13 +28,15 @@ CASES = {
     "evaluator_cost.py": (["--calls", "2"], ["cold: first request", "warm run: median", "idle evaluator RSS"]),
     "tui_startup.py": (["--runs", "1"], ["first frame / 1 s target", "heavy modules imported before the first frame"]),
     "train_variants.py": (
-        ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "2", "--fused-rounds", "1",
+        ["--epochs", "3", "--eager-epochs", "1", "--accuracy-seeds", "1", "--fused-rounds", "1",
          "--variants", "torch_eager,nnx_eager,nnx_jit,nnx_tree,nnx_split_merge,jax_scan"],
         ["faster than nnx_eager", "@nnx.jit >= 25x faster than NNX eager", "mean accuracy gap",
          "nnx_tree within 1.5x of nnx_split_merge per epoch", "ratio lab / independent",
          "of an independent fused loop"],
     ),
-    "isolation_cost.py": (["--runs", "1", "--cold-runs", "1"], ["process: start", "mlp_nnx        warm check", "fx_scale       warm check"]),
+    "isolation_cost.py": (["--runs", "1", "--cold-runs", "1", "--tiers", "process,unshare",
+                           "--exercise", "count_params"],
+                          ["process: start", "count_params   warm check", "fx_scale       warm check"]),
     "precision_defaults.py": (["--size", "128"], ["max rel. error vs float64", "JAX vs PyTorch at defaults",
                                                   "torch.backends.cudnn.allow_tf32"]),
     "grade_class.py": (["--submissions", "2", "--exercises", "functional_ops"],

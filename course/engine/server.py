@@ -394,6 +394,15 @@ def _call(folder: Path, msg: dict, timeout: float | None) -> Any:
         sock.close()
 
 
+def _server_env() -> dict[str, str]:
+    """The caller's environment; the reference's programs compile like the learner's (caches.py)."""
+    from course.engine.caches import fast_compile_flags
+
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = fast_compile_flags(env.get("XLA_FLAGS", ""))
+    return env
+
+
 def _start(folder: Path, state: Path) -> subprocess.Popen:
     _private_dir(folder)
     log = os.open(folder / "server.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -401,7 +410,7 @@ def _start(folder: Path, state: Path) -> subprocess.Popen:
         return subprocess.Popen(
             [sys.executable, "-I", str(Path(__file__).resolve()), "--state", str(state)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(folder),
-            env=dict(os.environ), start_new_session=True, close_fds=True,
+            env=_server_env(), start_new_session=True, close_fds=True,
         )
     finally:
         os.close(log)
@@ -447,11 +456,11 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
     server is turned off (JAXLINGS_SERVER=0), cannot be started or fails.
     """
     from course import i18n, paths
-    from course.engine.runner import draw_seed, run_exercise
+    from course.engine.runner import draw_seed
 
     seed = draw_seed(seed)
     if os.environ.get(ENV_SWITCH, "1").strip() == "0" or not hasattr(socket, "AF_UNIX"):
-        return run_exercise(exercise, seed=seed)
+        return _in_process(exercise, seed)
     state = paths.state_dir()
     folder = server_dir(state)
     try:
@@ -467,7 +476,15 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
         raise Unavailable("the server stays out of date")
     except (Unavailable, OSError, ValueError, ConnectionError, TimeoutError, KeyError, TypeError) as e:
         print(f"jaxlings: the check server is unavailable ({e}); checking in this process.", file=sys.stderr)
-        return run_exercise(exercise, seed=seed)
+        return _in_process(exercise, seed)
+
+
+def _in_process(exercise: Any, seed: int) -> Any:
+    from course.engine.runner import run_exercise
+
+    if "jax" not in sys.modules:  # XLA reads its flags when JAX starts its backend
+        os.environ.update(_server_env())
+    return run_exercise(exercise, seed=seed)
 
 
 def result_from_dict(data: dict) -> Any:
