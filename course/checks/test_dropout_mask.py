@@ -81,9 +81,11 @@ def test_mask_shape_determinism_and_rate(learner, reference, seed, rng):
                    "so the entries are not drawn independently: draw the mask for the full `shape` at once, "
                    "not for one row or column that is then broadcast.").format(
                 call=call, name=_(name), one=_(one), index=int(first[counts.argmax()])))
-    want = float(np.asarray(reference.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape, rate)["a"]).mean())
     rate_test = keep_rate(a, 1 - rate)
     if departures([rate_test]):
+        # The reference's keep rate, for the message only: its masks are drawn (and compiled) only here.
+        want = float(np.asarray(reference.probe(probe_masks, seed % 2**31, (seed + 1) % 2**31, shape,
+                                                rate)["a"]).mean())
         fail(_("{call} kept {kept:.3f} of the entries; expected about {expected:.3f} (the reference kept "
                "{want:.3f}). True means keep, with probability 1 - rate.").format(
             call=call, kept=a.mean(), expected=1 - rate, want=want))
@@ -110,7 +112,7 @@ def _not_independent(call, found):
             call=call, test=t.label(), observed=t.observed, expected=t.expected, p=t.p))
 
 
-def test_dropout_under_jit_uses_the_mask(learner, reference, seed, rng):
+def test_dropout_under_jit_uses_the_mask(learner, seed, rng):
     x = (rng.standard_normal((int(rng.integers(3, 8)), int(rng.integers(4, 10)))) + 3).astype(np.float32)
     rate = float(np.round(rng.uniform(0.2, 0.6), 3))
     got = learner.probe(probe_dropout, seed % 2**31, x, rate)
@@ -120,8 +122,7 @@ def test_dropout_under_jit_uses_the_mask(learner, reference, seed, rng):
                                               "x / (1 - rate) where your dropout_mask(key, x.shape, rate) keeps").format(
                      rate=rate, shape=x.shape),
                  rtol=1e-6)
-    ref = reference.probe(probe_dropout, seed % 2**31, x, rate)
-    assert_close(np.asarray(got["out"]).shape, np.asarray(ref["out"]).shape, what=_("the shape of dropout's result"))
+    assert_close(np.asarray(got["out"]).shape, x.shape, what=_("the shape of dropout's result"))
 
 
 def test_each_layer_gets_its_own_mask(learner, reference, seed, rng):
