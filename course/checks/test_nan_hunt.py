@@ -23,8 +23,10 @@ from course.engine.programs import ProgramError, run
 from course.engine.words import N_, _
 
 TIMEOUT = 90
-NORM_SHAPES = [(6, 4), (3, 5, 3)]
-ENTROPY_SHAPES = [(5, 6), (2, 3, 4)]
+# Three axes of different sizes, every time: on a 2-D array, axis=1 is the last axis, so a
+# function that reduces along axis 1 (not -1) would pass whenever a 2-D shape was drawn.
+NORM_SHAPES = [(4, 2, 5), (3, 5, 3)]
+ENTROPY_SHAPES = [(3, 2, 5), (2, 3, 4)]
 # Row kinds drawn for the normalisation, each at least once per array: where the naive
 # gradient is NaN, where a per-element guard miscounts, where an epsilon or PyTorch's
 # clamp at 1e-12 changes the value, where x * x is large.

@@ -98,6 +98,13 @@ def probe_model(module, in_channels, n_classes, size, params, x_train, images=No
     model(jnp.asarray(x_train))
     model.eval()
     lowered(model, "eval_after_step")
+    # predict on a model in evaluation mode must leave it there too (not switch it back to train).
+    try:
+        module.predict(model, jnp.zeros(nchw.shape, jnp.float32))
+    except Exception as exc:  # noqa: BLE001 - the parent names the mistake
+        info["eval_predict_error"] = f"{type(exc).__name__}: {exc}"
+        return info
+    lowered(model, "eval_after_predict")
     return info
 
 
@@ -481,6 +488,19 @@ def test_train_mode_forward_and_predict_leaves_the_mode(model_run):
                    "the caller's model (a later training step would stop updating BatchNorm): evaluate through "
                    "nnx.view(model, use_running_average=True) instead of model.eval().").format(call=call))
         fail(_("{call}: predict(model, images) changed the model: its train-mode logits differ afterwards.").format(
+            call=call))
+    # The same model in evaluation mode, before and after a predict: both programs run here.
+    call = _("{model}, model.eval(), its forward pass on x {shape} run by the check before and after "
+             "predict(model, images)").format(model=model, shape=nhwc.shape)
+    if "eval_predict_error" in info:
+        fail(_("{call}: predict raised {error} on a model in evaluation mode.").format(
+            call=call, error=str(info["eval_predict_error"])[:300]))
+    evaluated = _run(info, "eval_after_step", _("the forward pass of {model} in eval mode").format(model=model), nhwc)
+    after = _run(info, "eval_after_predict", _("the forward pass of {model} after predict").format(model=model), nhwc)
+    if np.shape(after) != np.shape(evaluated) or not np.allclose(after, evaluated, rtol=RTOL, atol=ATOL):
+        fail(_("{call}: after predict the model no longer computes what it did in evaluation mode: predict "
+               "switched it (to train mode?). predict must leave the caller's model in the mode it was in: "
+               "evaluate through nnx.view(model, use_running_average=True), and change nothing on the model.").format(
             call=call))
 
 

@@ -33,6 +33,8 @@ LR, B1, B2, EPS = 0.02, 0.9, 0.999, 1e-8
 STEPS = 3
 EVAL_ROWS = 9
 LAYERS = ("layer1", "layer2", "head")
+# The numbers optax.inject_hyperparams(optax.adam)(learning_rate=lr) keeps in its state.
+HYPERPARAMS = ("learning_rate", "b1", "b2", "eps", "eps_root")
 # What probe_surgery reports: [key, fields], worded here in the learner's language.
 PROBE_ERRORS = {
     "not_compiled": N_("{name} is a {type} without `.lower`: it is not compiled. Decorate it with @nnx.jit."),
@@ -93,6 +95,10 @@ def probe_surgery(module, d, h, n_old, n_new, batch, seed, lr):
     graphdef, both, rest = nnx.split((model, optimizer), carried, ...)
     out["train_paths"], specs, treedef = flat(both)
     out["train_shapes"] = [[path, list(spec.shape)] for path, spec in zip(out["train_paths"], specs)]
+    # The numbers an optimizer keeps in its state (optax.inject_hyperparams' learning rate): the
+    # step is run here with these, and judged against optax.adam(lr).
+    out["train_scalars"] = [[jax.tree_util.keystr(p), float(v)] for p, v in jax.tree_util.tree_flatten_with_path(both)[0]
+                            if jnp.ndim(v) == 0 and jnp.issubdtype(jnp.result_type(v), jnp.floating)]
 
     def step(leaves, x, y):
         m, o = nnx.merge(graphdef, jax.tree.unflatten(treedef, leaves), rest)
@@ -240,9 +246,16 @@ def _train_roles(got, program, call):
     paths = got.get("train_paths")
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != len(program.args) - 2:
         fail(_("{call}: the check could not read the model's and the optimizer's state.").format(call=call))
+    scalars = got.get("train_scalars")
+    scalars = {p: v for p, v in scalars if isinstance(p, str) and isinstance(v, float) and np.isfinite(v)} \
+        if isinstance(scalars, list) and all(isinstance(e, list) and len(e) == 2 for e in scalars) else {}
     roles = []
     for path in paths:
-        role = adam_state_role(path, LAYERS, bare_params=True)
+        role = adam_state_role(path, LAYERS, bare_params=True, hyperparams=True)
+        if role is not None and role[0] == "hyper":
+            # Its value, as the learner's optimizer holds it, runs the step here: a wrong one shows
+            # in the update, which is compared with optax.adam(lr).
+            role = (*role, scalars[path]) if role[1] in HYPERPARAMS and path in scalars else None
         if role is None:
             fail(_("{call}: the optimizer holds {path!r}; expected nnx.Optimizer(model, optax.adam(lr), "
                    "wrt=<the head's parameters>).").format(call=call, path=path[:120]))
@@ -312,6 +325,8 @@ def test_only_the_new_head_trains(run, rng):
                 out.append(params[role[1:]])
             elif role[0] in ("mu", "nu"):
                 out.append((mu if role[0] == "mu" else nu)[role[1:]])
+            elif role[0] == "hyper":
+                out.append(np.array(role[2], dtype=value.dtype))
             else:
                 out.append(np.array(count, dtype=value.dtype))
         return out

@@ -91,24 +91,31 @@ def bce_with_logits(z: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _adam_state_patterns(layers: tuple[str, ...], bare_params: bool) -> tuple[re.Pattern, ...]:
     names = "|".join(re.escape(layer) for layer in layers)
     model = r"(?:\[0\])?" if bare_params else r"\[0\]"
-    adam = r"^\[1\]\['opt_state'\]\[0\]"
+    # Adam's state, at any depth of the optimizer's state: [0] for optax.adam (a chain),
+    # ['inner_state'][0] under inject_hyperparams, ['inner_states'][<label>]['inner_state'][0]
+    # under multi_transform.
+    adam = r"^\[1\]\['opt_state'\](?:\[[^\]]*\])*?"
     return (re.compile(rf"^{model}\['({names})'\]\['(kernel|bias)'\]"),
-            re.compile(rf"{adam}\['(mu|nu)'\]\['({names})'\]\['(kernel|bias)'\]"),
-            re.compile(rf"{adam}\['count'\]"),
-            re.compile(r"^\[1\]\['step'\]"))
+            re.compile(rf"{adam}\['(mu|nu)'\]\['({names})'\]\['(kernel|bias)'\](?:\.\w+)?$"),
+            re.compile(rf"{adam}\['count'\](?:\.\w+)?$"),
+            re.compile(r"^\[1\]\['step'\]"),
+            re.compile(rf"{adam}\['hyperparams'\]\['(\w+)'\](?:\.\w+)?$"))
 
 
-def adam_state_role(path: str, layers: tuple[str, ...], *, bare_params: bool = False) -> tuple[str, ...] | None:
+def adam_state_role(path: str, layers: tuple[str, ...], *, bare_params: bool = False,
+                    hyperparams: bool = False) -> tuple[str, ...] | None:
     """What one input of a lowered step over `(model state, optimizer state)` is, from its key path.
 
     The paths are `jax.tree_util.keystr` of the flattened pair, as a probe reports them for an
     nnx.Optimizer over optax.adam: ('param', layer, 'kernel'|'bias') for `[0]['layer']['kernel']`,
     ('mu'|'nu', layer, name) for Adam's moments, ('count',) and ('step',), or None for anything else
     (the check words that refusal). `bare_params` also accepts a model's parameters flattened alone
-    (`['layer']['kernel']`). The paths are the child's word: they say which input is which, and a
-    check still judges the values the evaluator computes from them.
+    (`['layer']['kernel']`). Adam's state may sit deeper in the optimizer's state, as optax's wrappers
+    keep it (`optax.chain`, `optax.multi_transform`, `optax.inject_hyperparams`); with `hyperparams`,
+    the numbers inject_hyperparams keeps are ('hyper', name). The paths are the child's word: they
+    say which input is which, and a check still judges the values the evaluator computes from them.
     """
-    param, moment, count, step = _adam_state_patterns(tuple(layers), bare_params)
+    param, moment, count, step, hyper = _adam_state_patterns(tuple(layers), bare_params)
     if m := param.match(path):
         return ("param", m.group(1), m.group(2))
     if m := moment.match(path):
@@ -117,4 +124,6 @@ def adam_state_role(path: str, layers: tuple[str, ...], *, bare_params: bool = F
         return ("count",)
     if step.match(path):
         return ("step",)
+    if hyperparams and (m := hyper.match(path)):
+        return ("hyper", m.group(1))
     return None

@@ -1,5 +1,5 @@
 """port_cnn with list padding, pooling by jax.lax.reduce_window, the fc kernel built with np.einsum
-from a (n_classes, C, H, W) view, jnp arrays returned, and predict switching back to train mode after."""
+from a (n_classes, C, H, W) view, jnp arrays returned, and predict switching to eval mode and back to the mode the model was in."""
 from __future__ import annotations
 
 import jax
@@ -57,11 +57,13 @@ def torch_to_nnx(state_dict, size):
 
 
 def predict(model, images):
+    was_training = not model.bn1.use_running_average
     model.eval()
     try:
         return model(jnp.moveaxis(jnp.asarray(images, jnp.float32), 1, -1))
     finally:
-        model.train()
+        if was_training:
+            model.train()
 
 
 def nnx_to_torch(params, size):

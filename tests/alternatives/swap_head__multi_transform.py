@@ -1,0 +1,50 @@
+"""Alternative: an optimizer over every parameter, optax.multi_transform with Adam for the head and set_to_zero for the body, and gradients for the whole model."""
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+
+class Net(nnx.Module):
+    def __init__(self, d: int, h: int, n_classes: int, *, rngs: nnx.Rngs):
+        self.layer1 = nnx.Linear(d, h, rngs=rngs)
+        self.layer2 = nnx.Linear(h, h, rngs=rngs)
+        self.head = nnx.Linear(h, n_classes, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        x = nnx.relu(self.layer1(x))
+        x = nnx.relu(self.layer2(x))
+        self.sow(nnx.Intermediate, "features", x)
+        return self.head(x)
+
+
+
+
+@nnx.jit
+def features(model: Net, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    logits, sown = nnx.capture(model, nnx.Intermediate)(x)
+    return logits, sown["features"][0]
+
+
+def swap_head(model: Net, n_classes: int, lr: float, *, rngs: nnx.Rngs) -> nnx.Optimizer:
+    model.head = nnx.Linear(model.head.in_features, n_classes, rngs=rngs)
+
+    def label(params):
+        return jax.tree_util.tree_map_with_path(lambda p, _: "head" if "head" in jax.tree_util.keystr(p) else "body",
+                                                params)
+
+    tx = optax.multi_transform({"head": optax.adam(lr), "body": optax.set_to_zero()}, label)
+    return nnx.Optimizer(model, tx, wrt=nnx.Param)
+
+
+def loss_fn(model: Net, x: jax.Array, y: jax.Array) -> jax.Array:
+    logits, _ = nnx.capture(model, nnx.Intermediate)(x)
+    return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+
+@nnx.jit
+def train_step(model: Net, optimizer: nnx.Optimizer, x: jax.Array, y: jax.Array) -> jax.Array:
+    loss, grads = nnx.value_and_grad(loss_fn, argnums=nnx.DiffState(0, nnx.Param))(model, x, y)
+    optimizer.update(model, grads)
+    return loss
