@@ -92,5 +92,15 @@ def test_adam_state_roles_are_read_from_the_key_paths_of_a_real_optimizer():
     assert adam_state_role("['body']['kernel']", ("body", "head")) is None
     assert adam_state_role("['body']['kernel']", ("body", "head"), bare_params=True) == ("param", "body", "kernel")
     assert adam_state_role("[1]['opt_state'][0]['mu']['body']['scale']", ("body", "head")) is None
-    assert adam_state_role("[1]['opt_state'][1]['count']", ("body", "head")) is None
+    # Adam under optax's wrappers: its state sits deeper, and inject_hyperparams' numbers are
+    # roles only where a check asks for them.
+    wrapped = nnx.Optimizer(model, optax.inject_hyperparams(optax.adam)(learning_rate=1e-3), wrt=nnx.Param)
+    state = (nnx.to_pure_dict(nnx.state(model, nnx.Param)), nnx.to_pure_dict(nnx.state(wrapped)))
+    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(state)[0]]
+    plain = [adam_state_role(p, ("body", "head")) for p in paths]
+    assert sorted(r for r in plain if r is not None and r[0] == "nu") == [
+        ("nu", layer, name) for layer in ("body", "head") for name in ("bias", "kernel")]
+    hyper = {adam_state_role(p, ("body", "head"), hyperparams=True) for p in paths} - set(plain)
+    assert ("hyper", "learning_rate") in hyper and all(r[0] == "hyper" for r in hyper), hyper
+    assert adam_state_role("[1]['opt_state']['hyperparams']['learning_rate']", ("body", "head")) is None
     assert adam_state_role("[0]['(body|head)']['kernel']", ("body", "head")) is None
