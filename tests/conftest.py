@@ -33,11 +33,6 @@ if "XDG_CACHE_HOME" not in os.environ:
     os.environ["XDG_CACHE_HOME"] = _cache_home
     atexit.register(shutil.rmtree, _cache_home, ignore_errors=True)
 
-# The checks' references run in this process, compiled as the check server compiles them.
-from course.engine.caches import fast_compile_flags  # noqa: E402
-
-os.environ["XLA_FLAGS"] = fast_compile_flags(os.environ.get("XLA_FLAGS", ""))
-
 import pytest  # noqa: E402
 
 
