@@ -480,10 +480,10 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
 
 
 def _in_process(exercise: Any, seed: int) -> Any:
+    # This process's own environment is left as it is (the app may start the training lab from
+    # it later): only the children the check starts compile with the checks' setting.
     from course.engine.runner import run_exercise
 
-    if "jax" not in sys.modules:  # XLA reads its flags when JAX starts its backend
-        os.environ.update(_server_env())
     return run_exercise(exercise, seed=seed)
 
 
