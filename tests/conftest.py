@@ -33,6 +33,7 @@ if "XDG_CACHE_HOME" not in os.environ:
     os.environ["XDG_CACHE_HOME"] = _cache_home
     atexit.register(shutil.rmtree, _cache_home, ignore_errors=True)
 
+
 import pytest  # noqa: E402
 
 

@@ -40,34 +40,6 @@ def test_wrapper_prefix_and_env_reach_the_child(tmp_path, monkeypatch):
     assert result.passed, result.message
 
 
-def _flag_reporting_learner(path: Path, flag: str) -> Path:
-    path.write_text(
-        "import os\nimport jax.numpy as jnp\n"
-        "def scale(x, alpha):\n"
-        f"    ok = os.environ.get('XLA_FLAGS', '').split().count({flag!r}) == 1\n"
-        "    return jnp.asarray(x) * alpha + 1 if ok else x\n"
-    )
-    return path
-
-
-def test_children_compile_without_llvm_optimisations_unless_the_user_chose_a_level(tmp_path, monkeypatch):
-    """A check's programs are tiny: XLA compiles them faster at optimisation level 0 (caches.py)."""
-    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
-    ex = load_catalog(FIXTURE).exercise("fx_scale")
-    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_min_max=false")
-    with CheckSession(warm=False) as session:
-        fast = session.run(ex, learner_file=_flag_reporting_learner(tmp_path / "a.py",
-                                                                     "--xla_backend_optimization_level=0"))
-        kept = session.run(ex, learner_file=_flag_reporting_learner(tmp_path / "b.py",
-                                                                     "--xla_cpu_enable_fast_min_max=false"))
-    assert fast.passed and kept.passed, (fast.message, kept.message)
-    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=2")
-    with CheckSession(warm=False) as session:
-        chosen = session.run(ex, learner_file=_flag_reporting_learner(tmp_path / "c.py",
-                                                                       "--xla_backend_optimization_level=2"))
-    assert chosen.passed, chosen.message
-
-
 QUIET = """
 import sys
 from pathlib import Path

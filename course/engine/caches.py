@@ -77,23 +77,6 @@ def cache_env(folder: Path) -> dict[str, str]:
     }
 
 
-# A check compiles dozens of tiny programs and runs each a few times: most of its time is
-# XLA's compiler. With LLVM's optimisations off, warm checks of the course's solutions took
-# about a quarter less (scan_epoch 5.3 -> 3.2 s, dropout_mask 5.4 -> 3.3 s, on a busy 2-core
-# machine), every one still passing. A result can differ in its last bit (0.6920046 for
-# 0.6920047: an exp or a reduction compiled otherwise), which the checks' tolerances allow.
-# Only check processes use it: lessons, whose quoted outputs are exact, and the training lab,
-# which is timed, run as the learner's own Python runs them.
-FAST_COMPILE_FLAG = "--xla_backend_optimization_level=0"
-
-
-def fast_compile_flags(flags: str) -> str:
-    """`flags` (an XLA_FLAGS value) with the checks' compile setting, unless it names its own level."""
-    if "xla_backend_optimization_level" in flags:
-        return flags
-    return " ".join([*flags.split(), FAST_COMPILE_FLAG])
-
-
 def user_cache_root() -> Path:
     import platformdirs
 

@@ -145,12 +145,11 @@ class Evaluator:
 
     def _start(self) -> None:
         self._stop()
-        from course.engine.caches import fast_compile_flags
         from course.engine.sandbox import child_environment
 
         policy = self._policy()
         extra = {"JAX_PLATFORMS": "cpu", "JAX_ENABLE_X64": "0",
-                 "XLA_FLAGS": fast_compile_flags(_host_devices_flags(os.environ.get("XLA_FLAGS", "")))}
+                 "XLA_FLAGS": _host_devices_flags(os.environ.get("XLA_FLAGS", ""))}
         script = os.path.abspath(__file__)
         if policy is not None and getattr(policy, "sandboxed", False):
             from course.engine.isolation import INSIDE_ROOT

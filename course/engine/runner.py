@@ -38,7 +38,6 @@ from course.engine.wire import from_wire, to_plain, to_wire
 from course.engine.caches import (CACHE_MAX_BYTES, CompileCache, cache_env as _cache_env,  # noqa: F401 - kept names
                                   trim as _trim_cache, usable_cache as _usable_cache,
                                   use_trusted_cache as _use_trusted_cache, workspace_compile_cache)
-from course.engine.caches import fast_compile_flags
 from course.engine.isolation import Isolation, for_checks
 from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess, WarmPool, child_environment, encode_args
 
@@ -750,8 +749,6 @@ class CheckSession:
         return bool(getattr(getattr(self, "isolation", None), "sandboxed", False))
 
     def _new_child(self, extra_env: dict[str, str], trusted: bool = False, cache: bool = True) -> LearnerProcess:
-        base_flags = (os.environ if self.child_env is None else self.child_env).get("XLA_FLAGS", "")
-        extra_env = {**extra_env, "XLA_FLAGS": fast_compile_flags(extra_env.get("XLA_FLAGS", base_flags))}
         if not trusted and self.isolation is not None:
             learner_cache = self.compile_cache.learner if self.compile_cache is not None and cache else None
             box = self.isolation.sandbox(slot=self.sandbox_slot, copy=self.sandbox_copy, cache=learner_cache)

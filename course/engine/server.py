@@ -394,15 +394,6 @@ def _call(folder: Path, msg: dict, timeout: float | None) -> Any:
         sock.close()
 
 
-def _server_env() -> dict[str, str]:
-    """The caller's environment; the reference's programs compile like the learner's (caches.py)."""
-    from course.engine.caches import fast_compile_flags
-
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = fast_compile_flags(env.get("XLA_FLAGS", ""))
-    return env
-
-
 def _start(folder: Path, state: Path) -> subprocess.Popen:
     _private_dir(folder)
     log = os.open(folder / "server.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -410,7 +401,7 @@ def _start(folder: Path, state: Path) -> subprocess.Popen:
         return subprocess.Popen(
             [sys.executable, "-I", str(Path(__file__).resolve()), "--state", str(state)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(folder),
-            env=_server_env(), start_new_session=True, close_fds=True,
+            env=dict(os.environ), start_new_session=True, close_fds=True,
         )
     finally:
         os.close(log)
@@ -456,11 +447,11 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
     server is turned off (JAXLINGS_SERVER=0), cannot be started or fails.
     """
     from course import i18n, paths
-    from course.engine.runner import draw_seed
+    from course.engine.runner import draw_seed, run_exercise
 
     seed = draw_seed(seed)
     if os.environ.get(ENV_SWITCH, "1").strip() == "0" or not hasattr(socket, "AF_UNIX"):
-        return _in_process(exercise, seed)
+        return run_exercise(exercise, seed=seed)
     state = paths.state_dir()
     folder = server_dir(state)
     try:
@@ -476,15 +467,7 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
         raise Unavailable("the server stays out of date")
     except (Unavailable, OSError, ValueError, ConnectionError, TimeoutError, KeyError, TypeError) as e:
         print(f"jaxlings: the check server is unavailable ({e}); checking in this process.", file=sys.stderr)
-        return _in_process(exercise, seed)
-
-
-def _in_process(exercise: Any, seed: int) -> Any:
-    # This process's own environment is left as it is (the app may start the training lab from
-    # it later): only the children the check starts compile with the checks' setting.
-    from course.engine.runner import run_exercise
-
-    return run_exercise(exercise, seed=seed)
+        return run_exercise(exercise, seed=seed)
 
 
 def result_from_dict(data: dict) -> Any:

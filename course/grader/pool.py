@@ -69,9 +69,6 @@ class Pool:
         env = dict(os.environ)
         env.pop("JAXLINGS_SEED", None)  # seeds come from the run, never the grader's shell
         env.pop("PYTHONSTARTUP", None)
-        from course.engine.caches import fast_compile_flags
-
-        env["XLA_FLAGS"] = fast_compile_flags(env.get("XLA_FLAGS", ""))  # as the check server (caches.py)
         # The same `course` package as this process's, named explicitly rather than found via the cwd.
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
