@@ -656,17 +656,38 @@ def test_pauses_last_as_long_as_the_parent_says_and_only_the_parent_knows_how_lo
 
 
 def test_a_sweep_removes_the_pids_cgroups_of_sandboxes_whose_folder_is_gone():
+    """Groups share the machine's hierarchy while folders live under each run's TMPDIR: a
+    sweep removes the groups of its own dead folders and never the (still empty) group of a
+    sandbox starting under another temporary folder."""
     base, why = isolation.pids_cgroup_base()
     if base is None:
         pytest.skip(f"no pids cgroup here: {why}")
     folder = isolation.HostFolder("unshare-child")  # a live sandbox's folder: its group is kept
-    alive = isolation.PidsCgroup(Path(base), folder.path.name, 8)
-    dead = isolation.PidsCgroup(Path(base), f"unshare-child-gone{secrets.token_hex(4)}", 8)
+    alive = isolation.PidsCgroup(Path(base), isolation.cgroup_name(folder.path), 8)
+    gone = folder.path.parent / f"unshare-child-gone{secrets.token_hex(4)}"
+    dead = isolation.PidsCgroup(Path(base), isolation.cgroup_name(gone), 8)
+    elsewhere = Path("/nonexistent-tmp") / folder.path.parent.name / folder.path.name
+    other = isolation.PidsCgroup(Path(base), isolation.cgroup_name(elsewhere), 8)
     try:
         assert (alive.path / "pids.max").read_text().strip() == "8"
         isolation.sweep_cgroups(folder.path.parent, base)  # what every HostFolder's sweep does
-        assert alive.path.is_dir() and not dead.path.exists()
+        assert alive.path.is_dir() and not dead.path.exists() and other.path.is_dir()
     finally:
-        assert alive.remove() and dead.remove()
+        assert alive.remove() and dead.remove() and other.remove()
         folder.remove()
     assert not alive.path.exists()
+
+
+def test_a_sandbox_that_cannot_start_is_the_checks_failure_not_the_learners(tier, course, monkeypatch):
+    """The launcher gives up before Python starts (here: its pids cgroup vanished): the
+    result says the sandbox failed and that the learner's code did not run."""
+    if tier.pids_cgroup is None:
+        pytest.skip(f"no pids cgroup here: {tier.pids_cgroup_missing}")
+    monkeypatch.setattr(isolation.PidsCgroup, "procs", property(lambda self: str(self.path / "gone" / "cgroup.procs")))
+    monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
+    ex = load_catalog(course).exercise("fx_scale")
+    with CheckSession(memory_mb=2048, isolation=tier, warm=False) as session:
+        result = session.run(ex, learner_file=course / "solutions" / ex.file)
+    assert not result.passed and result.cause == "check_error", result
+    assert "sandbox for your code could not start" in result.message and "pids cgroup" in result.message
+    assert "os._exit" not in result.message

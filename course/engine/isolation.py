@@ -370,6 +370,20 @@ def pids_cgroup_base() -> tuple[str | None, str]:
     return str(base), ""
 
 
+def cgroup_name(folder: Path) -> str:
+    """The pids cgroup's name for a sandbox folder. Groups share one hierarchy for the whole
+    machine while folders live under each run's temporary folder (TMPDIR), so the name
+    carries a tag of that parent: a sweep judges only the groups of its own folders."""
+    folder = Path(folder)
+    return f"{_folders_tag(folder.parent)}-{folder.name}"
+
+
+def _folders_tag(folders: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(os.fsencode(os.path.abspath(folders))).hexdigest()[:10]
+
+
 class PidsCgroup:
     """One pids cgroup (cgroup v1) with its pids.max; the sandbox's launcher moves itself in
     before it starts anything, so every task of the child's tree is counted."""
@@ -424,17 +438,18 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def sweep_cgroups(folders: Path, cgroups: Path | str | None) -> None:
-    """Remove this user's pids cgroups whose sandbox folder is gone (their run died)."""
+    """Remove this user's pids cgroups whose sandbox folder under `folders` is gone (their
+    run died). Groups of folders elsewhere (another TMPDIR) are not this sweep's to judge."""
     if cgroups is None:
         return
-    mine = f"{CGROUP_PREFIX}{os.getuid()}-"
+    mine = f"{CGROUP_PREFIX}{os.getuid()}-{_folders_tag(folders)}-"
     try:
         entries = [e for e in os.listdir(cgroups) if e.startswith(mine)]
     except OSError:
         return
     for entry in entries:
         name = entry[len(mine):]
-        if not name.startswith("probe-") and not (folders / name).exists():
+        if not (folders / name).exists():
             try:
                 os.rmdir(os.path.join(cgroups, entry))
             except OSError:
@@ -456,7 +471,7 @@ class Sandbox:
             if policy.pids_cgroup is not None and policy.tier in SANDBOX_TIERS:
                 # Made after the folder it is named after, removed before it: a sweep
                 # never takes the group of a live sandbox.
-                self.cgroup = PidsCgroup(Path(policy.pids_cgroup), self.folder.path.name, PIDS_MAX)
+                self.cgroup = PidsCgroup(Path(policy.pids_cgroup), cgroup_name(self.folder.path), PIDS_MAX)
             self._set_up(policy, slot, copy, cache)
         except BaseException:
             if self.cgroup is not None:

@@ -30,6 +30,7 @@ import psutil
 
 from course.engine.checking import LearnerFailure
 from course.engine.isolation import Sandbox
+from course.engine.launcher import SETUP_FAILED
 from course.engine.child import HEADER
 from course.engine.wire import DecodeError, from_wire, read_json, to_wire
 from course.engine.words import _
@@ -337,10 +338,28 @@ class LearnerProcess:
                 )
             return LearnerFailure("crash", _("the process running your code crashed ({name}) {during}.{shown}").format(
                 name=name, during=during, shown=shown), code=code)
+        setup = self._setup_failure(code)
+        if setup is not None:
+            return setup
         return LearnerFailure(
             "exit",
             _("your code ended its process (exit code {code}) {during}, so it returned nothing. Don't call "
               "os._exit / sys.exit / exit() in an exercise.{shown}").format(code=code, during=during, shown=shown),
+            code=code,
+        )
+
+    def _setup_failure(self, code: int | None) -> LearnerFailure | None:
+        """The sandbox's launcher gave up before Python started (its one `jaxlings-sandbox:`
+        line and exit 125): no learner code had run, so the check, not the learner, failed."""
+        if self.ready or code != SETUP_FAILED:
+            return None
+        lines = [ln for ln in self.output().splitlines() if ln.startswith("jaxlings-sandbox:")]
+        if not lines:
+            return None
+        return LearnerFailure(
+            "check_error",
+            _("the sandbox for your code could not start ({why}). Your code did not run; check again, "
+              "and report this if it stays.").format(why=lines[-1][len("jaxlings-sandbox:"):].strip()),
             code=code,
         )
 
