@@ -76,6 +76,27 @@ def add(a, b):
         return a + b
     raise FileNotFoundError("another submission's /tmp file is not here")
 """
+# The worker keeps the trusted side's compiled programs between submissions: a learner who
+# could write an entry there would choose the native code the grader runs for later learners.
+CACHE_POISON = """
+import glob, os
+def add(a, b):
+    import jax
+    found = [p for p in (os.environ.get("JAX_COMPILATION_CACHE_DIR"), jax.config.jax_compilation_cache_dir) if p]
+    for start in (os.getcwd(), os.path.dirname(os.path.abspath(__file__)), "/tmp", "/"):
+        d = start
+        for _ in range(8):
+            found += glob.glob(os.path.join(d, "*xla*")) + glob.glob(os.path.join(d, "slot-*", "*xla*"))
+            d = os.path.dirname(d)
+    for p in found:
+        try:
+            with open(os.path.join(p, "poisoned-entry"), "wb") as f:
+                f.write(b"native code")
+            return a + b
+        except OSError:
+            pass
+    raise RuntimeError(f"no compile cache to write: {sorted(set(found))}")
+"""
 
 
 @pytest.fixture(scope="module", params=["bubblewrap", "unshare"])
@@ -108,6 +129,7 @@ def attacked(request, tmp_path_factory):
         "h_network": NETWORK.format(port=server.getsockname()[1]),
         "i_tmp_writer": TMP_WRITER.format(path=hog),
         "j_tmp_reader": TMP_READER.format(path=hog),
+        "k_compile_cache": CACHE_POISON,
     }
     class_dir, out = base / "class", base / "out"
     for name, source in adds.items():
@@ -143,6 +165,7 @@ def test_every_attack_gets_nothing_and_fails_on_its_own_cause(attacked):
         "e_progress_write": "FileNotFoundError", "f_progress_import": "No module named 'course.progress'",
         "g_grandchild": "a detached grandchild is running", "h_network": "Network is unreachable|Connection refused",
         "i_tmp_writer": "wrote a file into /tmp", "j_tmp_reader": "another submission's /tmp file is not here",
+        "k_compile_cache": "no compile cache to write: []",
     }
     for name, needle in expected.items():
         add = attacked["subs"][name]["exercises"]["add"]

@@ -88,10 +88,16 @@ class Engine:
         extra = [f for d in self.extra_check_dirs for f in sorted(d.glob("test_*.py")) if pattern.match(f.name)]
         return [Unit(exercise, None)] + [Unit(dataclasses.replace(exercise, check=f.stem), f) for f in extra]
 
-    def prepare(self, unit: Unit, *, isolation, slot: int, copy: Path) -> Prepared:
-        """A session whose child starts now, sandboxed by `isolation` (`course.engine.isolation`)."""
+    def prepare(self, unit: Unit, *, isolation, slot: int, copy: Path, compile_cache=None) -> Prepared:
+        """A session whose child starts now, sandboxed by `isolation` (`course.engine.isolation`).
+
+        `compile_cache` (a `CompileCache` with a trusted folder only) keeps what the trusted
+        side compiles, this process and the reference's children, for the next submissions:
+        their checks draw their shapes from small sets, so the references' programs repeat.
+        No learner's child reads or writes it (`usable_cache` drops it where children are not
+        sandboxed), and no learner's compiled programs are kept for another learner."""
         session = _PrestartedSession(isolation=isolation, sandbox_slot=slot, sandbox_copy=copy,
-                                     memory_mb=self.memory_mb)
+                                     memory_mb=self.memory_mb, compile_cache=compile_cache)
         return Prepared(unit, session)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from course.grader.archives import ArchiveError, extract_archive
 from course.grader.discovery import Scan, Submission, locate, scan_files
+from course.engine.caches import CompileCache
 from course.grader.engine import Engine, merge
 from course.engine.isolation import Isolation
 from course.grader.results import exercise_entry, finish, not_run
@@ -49,6 +50,9 @@ class Worker:
                              memory_mb=config.get("memory_mb"), exercises=[e["name"] for e in self.exercises])
         self.scratch = self.isolation.work_root / f"slot-{self.slot}"
         self.scratch.mkdir(parents=True, exist_ok=True)
+        # The trusted side's compiled programs, kept for this worker's later submissions and
+        # removed with the run's work folder. One per worker: JAX writes entries unlocked.
+        self.compile_cache = CompileCache(trusted=self.scratch / "xla-trusted", learner=None)
 
     def grade(self, job: dict) -> dict:
         sub = Submission(job["id"], Path(job["source"]))
@@ -139,7 +143,8 @@ class Worker:
         copy = Path(tempfile.mkdtemp(dir=self.scratch, prefix="copy-"))
         try:
             _copy_files(root, files, copy)
-            prepared = self.engine.prepare(unit, isolation=self.isolation, slot=self.slot, copy=copy)
+            prepared = self.engine.prepare(unit, isolation=self.isolation, slot=self.slot, copy=copy,
+                                           compile_cache=self.compile_cache)
         except Exception:
             _remove(copy)
             return traceback.format_exc(limit=8)
