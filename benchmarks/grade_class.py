@@ -20,7 +20,9 @@ jobs, and as 2 shards joined by `grade merge`, and prints:
 - the cost of sharding: 2 shards run one after the other plus the merge,
   against one unsharded run with 1 job (each shard starts its own worker);
 - for every run: wall time, CPU time (the grader and every process it
-  started), the load average before and after (a busy machine stretches wall
+  started: as reaped, which misses a sandbox's processes reaped outside the
+  tree, and as sampled in the tree, which is the fuller count; and the
+  machine's busy time), the load average before and after (a busy machine stretches wall
   time, not CPU time), and the peak memory of the whole process tree: the
   resident memory of the grader, its workers, sandboxes and learner children
   summed at each sample (every 0.1 s; shared pages counted in each process, so
@@ -82,13 +84,31 @@ def tree_rss_mb(root: psutil.Process) -> float:
     return total / 2**20
 
 
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has spent busy since boot (/proc/stat), or nan elsewhere."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return float("nan")
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def measured(argv: list[str], label: str) -> subprocess.CompletedProcess:
-    """Run `argv`, print its wall and CPU time, the load average and its process tree's peak memory."""
+    """Run `argv`, print its wall and CPU time, the load average and its process tree's peak memory.
+
+    CPU time is counted three ways: what the grader's reaped children report (os.times; a
+    sandbox's processes reaped outside the tree are missing), the tree's processes as sampled
+    every 0.1 s (short-lived ones partly missed), and the whole machine's busy time, which is
+    the grader's own only on an otherwise idle machine."""
     load_before = os.getloadavg()[0]
     cpu_before = os.times()
+    busy_before = machine_busy_s()
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = [0.0]
+    seen: dict[tuple[int, float], float] = {}
     done = threading.Event()
 
     def sample() -> None:
@@ -96,8 +116,15 @@ def measured(argv: list[str], label: str) -> subprocess.CompletedProcess:
         while not done.wait(0.1):
             try:
                 peak[0] = max(peak[0], tree_rss_mb(root))
+                procs = [root, *root.children(recursive=True)]
             except psutil.Error:
                 return
+            for p in procs:
+                try:
+                    t = p.cpu_times()
+                    seen[(p.pid, p.create_time())] = t.user + t.system
+                except psutil.Error:
+                    pass
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -105,10 +132,12 @@ def measured(argv: list[str], label: str) -> subprocess.CompletedProcess:
     wall = time.perf_counter() - t0
     done.set()
     sampler.join()
+    busy = machine_busy_s() - busy_before
     cpu_after = os.times()
     cpu = (cpu_after.children_user - cpu_before.children_user) + (cpu_after.children_system - cpu_before.children_system)
-    print(f"[{label}] wall {wall:.1f} s, CPU {cpu:.1f} s, load average {load_before:.2f} -> {os.getloadavg()[0]:.2f}, "
-          f"peak memory of the process tree {peak[0]:.0f} MiB")
+    print(f"[{label}] wall {wall:.1f} s, CPU {cpu:.1f} s reaped / {sum(seen.values()):.1f} s sampled in the tree / "
+          f"machine busy {busy:.1f} of {wall * (os.cpu_count() or 1):.1f} CPU-s, load average {load_before:.2f} -> "
+          f"{os.getloadavg()[0]:.2f}, peak memory of the process tree {peak[0]:.0f} MiB")
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
