@@ -232,10 +232,13 @@ def _entropy(p):
 def test_checked_entropy_fires_exactly_on_negative_inputs(learner, rng):
     __, shape, texts = _programs(learner, rng)
     batches = []
-    for kind in ("valid", "negative", "valid", "tiny negative"):
+    # A negative entry anywhere, a tiny one anywhere, and one in the very first and one in the very
+    # last entry: a check of part of p (p[0], p[..., 0], one row) misses at least one of those two.
+    for kind in ("valid", "negative", "valid", "tiny negative", "first entry negative", "last entry negative"):
         p = _probabilities(rng, shape)
         if kind != "valid":
-            p.flat[int(rng.integers(p.size))] = -float(rng.uniform(0.1, 1.0)) if kind == "negative" else -1e-7
+            where = {"first entry negative": 0, "last entry negative": p.size - 1}.get(kind, int(rng.integers(p.size)))
+            p.flat[where] = -1e-7 if kind == "tiny negative" else -float(rng.uniform(0.1, 1.0))
         batches.append((kind, p))
     messages = None
     for kind, p in batches:
@@ -272,10 +275,11 @@ def test_checked_entropy_fires_exactly_on_negative_inputs(learner, rng):
             fail(_("{call}: no check fired, but p has a negative element. checkify.check(jnp.all(p >= 0), ...) "
                    "inside checked_entropy, on its own input.").format(call=call))
         if messages is None:
+            worded = [k for k, __ in batches if k != "valid"]
             messages = learner.probe(probe_messages, [b for k, b in batches if k != "valid"])
-            if not isinstance(messages, list) or len(messages) != 2:
+            if not isinstance(messages, list) or len(messages) != len(worded):
                 fail(_("checked_entropy: the check could not read the error messages."))
-        message = messages[0 if kind == "negative" else 1]
+        message = messages[worded.index(kind)]
         if not isinstance(message, str) or "negative probability" not in message:
             fail(_("{call}: the error says {message!r}; it must contain the words 'negative probability'.").format(
                 call=call, message=message))

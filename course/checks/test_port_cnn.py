@@ -43,7 +43,17 @@ def probe_convert(module, state_dict, size):
 
 
 def probe_back(module, params, size):
-    return module.nnx_to_torch(params, size)
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    # Once with NumPy arrays, once with JAX arrays: those of nnx.to_pure_dict(nnx.state(model)), as a
+    # model trained in JAX gives them. The wire turns JAX arrays into NumPy ones, so which values
+    # were not NumPy arrays is said here (only a fail rests on it).
+    from_jax = module.nnx_to_torch(jax.tree.map(jnp.asarray, params), size)
+    not_numpy = sorted(str(k)[:80] for k, v in from_jax.items() if not isinstance(v, np.ndarray)) \
+        if isinstance(from_jax, dict) else []
+    return {"numpy": module.nnx_to_torch(params, size), "jax": from_jax, "not_numpy": not_numpy}
 
 
 def probe_model(module, in_channels, n_classes, size, params, x_train, images=None):
@@ -567,8 +577,22 @@ def test_nnx_to_torch_inverts_the_conversion(learner, seed):
     sd = _state_dict(rng, in_channels, size, n_classes)
     params = _expected_params(sd, size)  # an NNX model's state, drawn here
     want = {k: v for k, v in _back_to_torch(params, sd).items() if not k.endswith("num_batches_tracked")}
-    call = f"nnx_to_torch(nnx.to_pure_dict(nnx.state(CNN({in_channels}, {n_classes}, {size}))), {size})"
-    got = learner.probe(probe_back, params, size)
+    reply = learner.probe(probe_back, params, size)
+    reply = reply if isinstance(reply, dict) else {}
+    model = f"CNN({in_channels}, {n_classes}, {size})"
+    _judge_back(reply.get("numpy"), want, params, f"nnx_to_torch(<the arrays of {model}, as NumPy arrays>, {size})")
+    call = f"nnx_to_torch(nnx.to_pure_dict(nnx.state({model})), {size})"
+    _judge_back(reply.get("jax"), want, params, call)
+    not_numpy = reply.get("not_numpy")
+    if isinstance(not_numpy, list) and not_numpy:
+        fail(_("{call}, given the JAX arrays a model trained in JAX holds, returned {keys} as JAX arrays. It must "
+               "return float32 NumPy arrays (torch.from_numpy and load_state_dict take NumPy, not JAX): "
+               "np.asarray(value, dtype=np.float32).").format(
+            call=call, keys=", ".join(str(k)[:80] for k in not_numpy[:4]) + (", ..." if len(not_numpy) > 4 else "")))
+
+
+def _judge_back(got, want, params, call):
+    """nnx_to_torch's result against the exact inverse of the conversion of `params`."""
     if not isinstance(got, dict):
         fail(_("{call} returned a {type}, expected a dict like TorchCNN(...).state_dict().").format(
             call=call, type=type(got).__name__))

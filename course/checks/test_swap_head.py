@@ -17,6 +17,8 @@ the head's Adam steps, the body left exactly as it was, and the new model's logi
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -35,6 +37,11 @@ EVAL_ROWS = 9
 LAYERS = ("layer1", "layer2", "head")
 # The numbers optax.inject_hyperparams(optax.adam)(learning_rate=lr) keeps in its state.
 HYPERPARAMS = ("learning_rate", "b1", "b2", "eps", "eps_root")
+# An optimizer built over the head module itself (nnx.Optimizer(model.head, ...), as
+# torch.optim.Adam(model.head.parameters()) would be) keeps moments with no layer in their path.
+# They are read as the head's: the run below shows whose they are (the body must stay exactly as it
+# was, and the head must take Adam's steps on these moments, of the new head's shape).
+UNNAMED_MOMENT = re.compile(r"(\['(?:mu|nu)'\])(\['(?:kernel|bias)'\](?:\.\w+)?)$")
 # What probe_surgery reports: [key, fields], worded here in the learner's language.
 PROBE_ERRORS = {
     "not_compiled": N_("{name} is a {type} without `.lower`: it is not compiled. Decorate it with @nnx.jit."),
@@ -251,7 +258,8 @@ def _train_roles(got, program, call):
         if isinstance(scalars, list) and all(isinstance(e, list) and len(e) == 2 for e in scalars) else {}
     roles = []
     for path in paths:
-        role = adam_state_role(path, LAYERS, bare_params=True, hyperparams=True)
+        role = adam_state_role(path, LAYERS, bare_params=True, hyperparams=True) or \
+            adam_state_role(UNNAMED_MOMENT.sub(r"\1['head']\2", path), LAYERS)
         if role is not None and role[0] == "hyper":
             # Its value, as the learner's optimizer holds it, runs the step here: a wrong one shows
             # in the update, which is compared with optax.adam(lr).
