@@ -32,8 +32,10 @@ TIMEOUT = 120
 # (d_in, hidden, batch_size, rows) from a small fixed set, so that the programs compiled
 # for them (the padded step, the ragged last batch, make_batches' slices) are reused
 # from one check to the next; the values are drawn fresh. The rows are never a
-# multiple of the batch size: the last batch is short.
-SIZES = [(3, 8, 8, 29), (7, 16, 16, 45)]
+# multiple of the batch size: the last batch is short. The hidden size is never the
+# batch size: a compiled step's (batch_size,) input is then y or the mask, never
+# linear1's bias.
+SIZES = [(3, 16, 8, 29), (7, 8, 16, 45)]
 
 
 def probe_epochs(module, d_in, hidden, seed, batch_size, epochs):
