@@ -8,6 +8,10 @@ from course.engine.checking import assert_close, assert_equal, fail, side_by_sid
 from course.engine.words import _
 
 TIMEOUT = 60
+# (d_in, hidden, batch) from a small fixed set so that compiled programs are reused between runs. Every
+# member keeps d_in < hidden (the four parameter shapes are distinct: a transposed kernel cannot match, and
+# the check's values are put in place by shape) and batch different from both; one hidden is odd, one even.
+SIZES = [(5, 24, 16), (9, 17, 8)]
 
 
 def probe_init_apply(module, d_in, hidden, seed, x, given=None):
@@ -59,7 +63,7 @@ def _numpy_forward(leaves, d_in, hidden, x):
 
 
 def test_parameter_count_matches_nnx(learner, reference, rng, seed):
-    d_in, hidden = int(rng.integers(2, 12)), int(rng.integers(13, 40))
+    d_in, hidden, _batch = SIZES[int(rng.integers(len(SIZES)))]
     x = rng.standard_normal((3, d_in)).astype(np.float32)
     got = learner.probe(probe_init_apply, d_in, hidden, seed, x)
     _no_params(got)
@@ -70,7 +74,7 @@ def test_parameter_count_matches_nnx(learner, reference, rng, seed):
 
 
 def test_output_follows_the_parameters(learner, rng, seed):
-    d_in, hidden, batch = int(rng.integers(2, 12)), int(rng.integers(13, 40)), int(rng.choice([8, 16]))
+    d_in, hidden, batch = SIZES[int(rng.integers(len(SIZES)))]
     x = rng.standard_normal((batch, d_in)).astype(np.float32)
     # Parameters drawn here (biases too, and some of the logits negative), put in place of the initialised ones.
     given = [(rng.standard_normal(shape) / np.sqrt(shape[0] if len(shape) == 2 else 1)).astype(np.float32)
