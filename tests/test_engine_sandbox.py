@@ -666,7 +666,7 @@ def test_a_sweep_removes_the_pids_cgroups_of_sandboxes_whose_folder_is_gone():
     alive = isolation.PidsCgroup(Path(base), isolation.cgroup_name(folder.path), 8)
     gone = folder.path.parent / f"unshare-child-gone{secrets.token_hex(4)}"
     dead = isolation.PidsCgroup(Path(base), isolation.cgroup_name(gone), 8)
-    elsewhere = Path("/nonexistent-tmp") / folder.path.parent.name / folder.path.name
+    elsewhere = Path("/nonexistent-tmp") / folder.path.parent.name / f"unshare-child-there{secrets.token_hex(4)}"
     other = isolation.PidsCgroup(Path(base), isolation.cgroup_name(elsewhere), 8)
     try:
         assert (alive.path / "pids.max").read_text().strip() == "8"
