@@ -19,7 +19,7 @@ LAYERS = N_("layers")
 
 # Shapes, and the rates that jax.jit takes as static arguments, come from small fixed sets so that
 # repeated checks compile nothing new (the workspace's compilation caches serve them); the keys and
-# inputs stay fresh. Masks: 80+ rows and 150+ columns, never square. Dropout: rows != columns, no
+# inputs stay fresh. Masks: 150+ rows and 80+ columns, never square. Dropout: rows != columns, no
 # rate of 0.5 (where x / rate and x / (1 - rate) agree). Layers: 3 to 5 layers (chains of three
 # keys fit), rows != 8 columns.
 MASK_SHAPES = ((211, 97), (173, 113), (157, 83))
