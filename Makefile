@@ -15,7 +15,7 @@ course: $(STAMP) $(MO)
 	$(VENV)/bin/jaxlings
 
 test: $(STAMP) $(MO)
-	$(VENV)/bin/python -m pytest -n 2 --dist load
+	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup
 
 lab: $(STAMP) $(MO)
 	$(VENV)/bin/jaxlings train

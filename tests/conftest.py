@@ -47,6 +47,31 @@ def _english_unless_asked():
         i18n.set_language(i18n.DEFAULT)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The real course's exercise and attack cases run grouped by exercise (`make test` runs with
+    `--dist loadgroup`): a worker that ran one case of an exercise has its programs in its
+    compilation cache, and its other cases read them there; split between the two workers,
+    each worker would compile them again."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.path.stem in EXERCISE_MODULES and "name" in params:
+            item.add_marker(pytest.mark.xdist_group(f"exercise-{params['name']}"))
+
+
+EXERCISE_MODULES = ("test_exercises", "test_attacks")
+
+
+@pytest.fixture(scope="session")
+def course_check_session(course_compile_cache):
+    """One warm CheckSession for the real course's exercises and attacks: their cases come grouped by
+    exercise, from both modules in turn, and a session per module would start afresh at each turn."""
+    from course.engine.runner import CheckSession
+
+    with CheckSession(compile_cache=course_compile_cache) as s:
+        yield s
+
+
 @pytest.fixture(scope="session")
 def course_compile_cache(tmp_path_factory):
     """The compilation caches a learner's workspace gives its checks (`workspace_compile_cache`),

@@ -51,10 +51,9 @@ def _snapshot() -> dict[str, tuple[int, int]]:
     return files
 
 
-@pytest.fixture(scope="module")
-def session(course_compile_cache):
-    with CheckSession(compile_cache=course_compile_cache) as s:
-        yield s
+@pytest.fixture
+def session(course_check_session):
+    return course_check_session
 
 
 def test_every_exercise_named_by_a_case_exists():

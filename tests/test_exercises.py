@@ -6,7 +6,7 @@ solution passes, and every alternative solution in tests/alternatives/ passes
 
 While content is being written, `JAXLINGS_ALLOW_MISSING_CONTENT=1` skips
 exercises whose files don't exist yet; without it a missing file is a failure.
-One warm CheckSession serves the whole module.
+One warm CheckSession serves this module and tests/test_attacks.py (conftest.py).
 """
 
 from __future__ import annotations
@@ -50,10 +50,9 @@ def _cases() -> list:
     return cases
 
 
-@pytest.fixture(scope="module")
-def session(course_compile_cache):
-    with CheckSession(compile_cache=course_compile_cache) as s:
-        yield s
+@pytest.fixture
+def session(course_check_session):
+    return course_check_session
 
 
 def _require(*files: Path) -> None:
