@@ -271,3 +271,32 @@ def test_a_learner_cache_whose_marker_names_another_folder_is_left_alone(tmp_pat
     marker.write_text(str(tmp_path / "never-existed" / ".jaxlings"))
     assert caches.sweep_orphans() == []
     assert cache.learner.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="handing a folder to another uid needs root")
+def test_a_learner_cache_handed_to_the_sandbox_uid_serves_the_next_session(tmp_path, monkeypatch):
+    """Run as root, a sandbox hands the learner's cache to the uid its learner runs as. The next
+    session on the workspace must keep using that folder (it compiled every learner program
+    afresh before), while a trusted folder owned by anyone else, and a learner folder owned by
+    a third uid, are still refused."""
+    from course.engine.isolation import SANDBOX_HOST_UID, Isolation
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    owner = Isolation("unshare").learner_cache_owner
+    assert owner == SANDBOX_HOST_UID
+    assert Isolation("process").learner_cache_owner is None and Isolation("uid").learner_cache_owner is None
+    cache = workspace_compile_cache(tmp_path / "ws" / ".jaxlings")
+    cache.trusted.parent.mkdir(parents=True)
+    first = caches.usable_cache(cache, isolated=True, learner_owner=owner)
+    assert first.learner == cache.learner and first.trusted == cache.trusted
+    os.chown(cache.learner, owner, owner)  # what Sandbox._set_up does for the learner's processes
+    entry = _entry(cache.learner / "entry.bin", 10, 0)
+
+    again = caches.usable_cache(cache, isolated=True, learner_owner=owner)
+    assert again.learner == cache.learner and entry.exists()
+    assert caches.usable_cache(cache, isolated=True).learner is None  # no owner named: not ours
+
+    os.chown(cache.learner, owner + 1, owner + 1)
+    assert caches.usable_cache(cache, isolated=True, learner_owner=owner).learner is None
+    os.chown(cache.trusted, owner, owner)
+    assert caches.usable_cache(cache, isolated=True, learner_owner=owner) is None

@@ -224,12 +224,16 @@ def sweep_orphans(root: Path | None = None, *, now: float | None = None, keep: s
 # -- what a session may use ---------------------------------------------------------
 
 
-def private_folder(folder: Path) -> bool:
-    """Create `folder` readable only by this user; False when that is impossible."""
+def private_folder(folder: Path, owner: int | None = None) -> bool:
+    """Create `folder` readable only by this user; False when that is impossible.
+
+    `owner` is a uid accepted besides this user's: the one a sandbox hands the
+    learner's cache to (`Isolation.learner_cache_owner`), so that the next
+    session finds the folder an earlier one handed over."""
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = folder.stat()
-        if st.st_uid != os.getuid():
+        if st.st_uid not in (os.getuid(), owner):
             return False  # someone else's folder: its entries cannot be trusted
         if st.st_mode & 0o077:
             os.chmod(folder, 0o700)
@@ -238,20 +242,23 @@ def private_folder(folder: Path) -> bool:
         return False
 
 
-def usable_cache(cache: CompileCache | None, isolated: bool) -> CompileCache | None:
+def usable_cache(cache: CompileCache | None, isolated: bool, learner_owner: int | None = None) -> CompileCache | None:
     """The caches this session may use, trimmed to their bound.
 
     The trusted cache only where learner children cannot write it (a sandbox
     without the workspace): an entry is native code the trusted side would
     run. The learner's cache always: a sandbox binds it in, writable, at a
-    path that names nothing of ours. Each folder must be private to this user.
+    path that names nothing of ours. Each folder must be private to this user;
+    the learner's may instead belong to `learner_owner`, the uid this session's
+    sandbox hands it to (run as root), as an earlier session left it.
     A workspace's learner cache gets its marker here, and the caches of
     workspaces that are gone are removed.
     """
     if cache is None:
         return None
     trusted = cache.trusted if isolated and private_folder(cache.trusted) else None
-    learner = cache.learner if cache.learner is not None and private_folder(cache.learner) else None
+    learner = (cache.learner if cache.learner is not None and private_folder(cache.learner, learner_owner)
+               else None)
     if trusted is None and learner is None:
         return None
     if learner is not None and cache.trusted is not None and _LEARNER_NAME.fullmatch(learner.name):

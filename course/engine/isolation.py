@@ -487,9 +487,10 @@ class Sandbox:
         # The learner's compilation cache: written by learner processes only, never read by the
         # trusted side; bound writable at INSIDE_CACHE, so nothing inside names where it lives.
         self.cache = cache
-        if cache is not None and self.tier in SANDBOX_TIERS and os.geteuid() == 0:
+        owner = policy.learner_cache_owner
+        if cache is not None and owner is not None:
             try:
-                os.chown(cache, SANDBOX_HOST_UID, SANDBOX_HOST_UID)  # bound writable for the learner's host uid
+                os.chown(cache, owner, owner)  # bound writable for the learner's host uid
             except OSError:
                 pass  # the learner's programs are then compiled afresh, not kept
         self.inbox = self.folder.path / "inbox"
@@ -613,6 +614,12 @@ class Isolation:
 
     def uid(self, slot: int) -> int | None:
         return BASE_UID + slot if self.tier == "uid" else None
+
+    @property
+    def learner_cache_owner(self) -> int | None:
+        """The uid a sandbox hands the learner's compilation cache to (run as root, the sandbox's
+        learner runs as SANDBOX_HOST_UID on the host); None where the folder stays this user's."""
+        return SANDBOX_HOST_UID if self.sandboxed and os.geteuid() == 0 else None
 
     def sandbox(self, *, slot: int = 0, copy: Path | None = None, cache: Path | None = None) -> Sandbox:
         return Sandbox(self, slot=slot, copy=copy, cache=cache)

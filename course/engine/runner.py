@@ -715,7 +715,8 @@ class CheckSession:
         self.cwd = cwd
         self.memory_mb = memory_mb
         self.extra_check_dirs = tuple(Path(p) for p in extra_check_dirs)
-        self.compile_cache = _usable_cache(compile_cache, self._children_isolated())
+        self.compile_cache = _usable_cache(compile_cache, self._children_isolated(),
+                                           getattr(self.isolation, "learner_cache_owner", None))
         self._references: dict[tuple[str, int], Any] = {}
         self._reference_results: _ResultCache = _ResultCache()
         self._preload: dict[str, str] = {}  # what the next warm child imports ahead of time
