@@ -95,13 +95,14 @@ def format_problems(source: str, filename: str) -> list[str]:
 # The engine's errors take a template (marked with N_) and its fields by name: `ProgramError(TEMPLATE,
 # name=...)`; the template is formatted where the error is shown, in the language in use.
 TEMPLATED = ("ProgramError", "EvaluatorFailure")
-PROGRAMS = ENGINE / "programs.py"
+# The templates a ProgramError may carry, shared by the trusted side and the evaluator.
+PROGRAM_TYPES = ENGINE / "program_types.py"
 
 
 def template_problems(source: str, filename: str, shared: dict[str, str] | None = None) -> list[str]:
     """Each `ProgramError(...)` / `EvaluatorFailure(...)` whose template is not a marked text, or
     whose keywords are not exactly the named fields of its text. `shared`: constants of another
-    module, named as `programs.NAME`."""
+    module, named as `programs.NAME` (or imported by name)."""
     tree = ast.parse(source, filename)
     constants = {**(shared or {}), **_module_constants(tree)}
     problems = []
@@ -174,19 +175,19 @@ def test_no_function_that_shows_a_message_rebinds_underscore():
 
 
 def test_every_program_error_names_a_marked_template_and_exactly_its_fields():
-    shared = _module_constants(ast.parse(_read(PROGRAMS)))
+    shared = _module_constants(ast.parse(_read(PROGRAM_TYPES)))
     problems = [p for path in FILES for p in template_problems(_read(path), path.relative_to(ROOT).as_posix(), shared)]
     assert not problems, "\n".join(problems)
 
 
 def test_every_template_the_evaluator_may_send_is_one_the_trusted_side_accepts():
-    """What programs.py marks is what a ProgramError raised in the evaluator may say: each is
-    in programs.MESSAGES (the only templates read back from a reply), with named fields only."""
-    from course.engine import programs
+    """What program_types.py marks is what a ProgramError raised in the evaluator may say: each is
+    in MESSAGES (the only templates read back from a reply), with named fields only."""
+    from course.engine import program_types
 
-    marked = set(_module_constants(ast.parse(_read(PROGRAMS))).values())
-    assert marked == set(programs.MESSAGES)
-    for text in programs.MESSAGES:
+    marked = set(_module_constants(ast.parse(_read(PROGRAM_TYPES))).values())
+    assert marked == set(program_types.MESSAGES)
+    for text in program_types.MESSAGES:
         assert not _fields(text)[1], text
 
 

@@ -52,24 +52,100 @@ def test_data_flows_one_way_from_the_course_to_the_shell():
         "course/shell/commands.py imports course.shell.watching: the two would import each other"
 
 
-def test_the_engines_rooms_import_one_way():
-    """The session (runner) uses the sandbox and the isolation tiers, which use the caches; none of
-    them imports the session back. The one pair left is `programs` and `evaluator`: `programs`
-    forwards each request to the evaluator process, whose serving loop runs `programs.evaluate`."""
-    engine = REPO / "course" / "engine"
+def _engine_graph(engine: Path) -> dict[str, set[str]]:
+    """Which `course.engine` modules each engine module imports, at the top or inside a function."""
     graph = {}
-    for path in engine.glob("*.py"):
+    for path in sorted(engine.glob("*.py")):
         rooms = {m.split(".")[2] for m in _imports_of(path) if m.startswith("course.engine.")}
         graph[path.stem] = rooms - {path.stem}
+    return graph
 
-    def reachable(start):
-        seen, todo = set(), [start]
+
+def _a_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the graph, as the modules along it back to the first (a -> b -> a), or None."""
+    done: set[str] = set()
+    for start in sorted(graph):
+        path, on_path, todo = [], set(), [(start, iter(sorted(graph.get(start, ()))))]
+        path.append(start)
+        on_path.add(start)
         while todo:
-            for nxt in graph.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return seen
+            node, nexts = todo[-1]
+            nxt = next(nexts, None)
+            if nxt is None:
+                todo.pop()
+                path.pop()
+                on_path.discard(node)
+                done.add(node)
+            elif nxt in on_path:
+                return path[path.index(nxt):] + [nxt]
+            elif nxt not in done:
+                todo.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                path.append(nxt)
+                on_path.add(nxt)
+    return None
 
-    in_cycles = sorted(room for room in graph if room in reachable(room))
-    assert in_cycles == ["evaluator", "programs"], f"rooms that import themselves through others: {in_cycles}"
+
+def test_a_cycle_is_found_and_named():
+    assert _a_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert _a_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_the_engines_rooms_import_one_way():
+    """The session (runner) uses the sandbox and the isolation tiers, which use the caches; none of
+    them imports the session back. Programs flow one way too: `programs` (the checks' API) forwards
+    each request to the evaluator process (`evaluator`), whose loop has `program_reader` answer it;
+    both sides share `program_types`, and neither imports the other."""
+    cycle = _a_cycle(_engine_graph(REPO / "course" / "engine"))
+    assert cycle is None, "engine modules that import themselves through others: " + " -> ".join(cycle)
+
+
+def _importers_of(module: str, paths) -> list[tuple[Path, str]]:
+    """(file, enclosing function or "<module>") of every import of `module` in `paths`."""
+    import ast
+
+    found = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        scopes = {}
+        for func in ast.walk(tree):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(func):
+                    scopes.setdefault(node, func.name)  # the outermost function that holds it
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            if module in names:
+                found.append((path, scopes.get(node, "<module>")))
+    return found
+
+
+def test_only_the_evaluators_loop_imports_the_program_reader():
+    """MLIR and XLA read a learner's program only in the evaluator process: the one import of the
+    reader is in `evaluator.serve`, the loop that process runs, and the reader never imports the
+    evaluator (it answers requests; it never forwards one)."""
+    course = REPO / "course"
+    importers = _importers_of("course.engine.program_reader", sorted(course.rglob("*.py")))
+    assert [(p.relative_to(REPO).as_posix(), where) for p, where in importers] == \
+        [("course/engine/evaluator.py", "serve")]
+    reader = course / "engine" / "program_reader.py"
+    assert not any(m == "course.engine.evaluator" or m.startswith("course.engine.evaluator.")
+                   for m in _imports_of(reader)), "program_reader imports the evaluator"
+    assert not any(m == "course.engine.programs" for m in _imports_of(reader)), "program_reader imports programs"
+
+
+def test_the_shared_program_types_import_only_words():
+    """Both sides import `program_types`; it imports neither of them (nor anything else of the engine's)."""
+    imported = _imports_of(REPO / "course" / "engine" / "program_types.py")
+    rooms = {m.split(".")[2] for m in imported if m.startswith("course.engine.")}
+    assert rooms <= {"words"}, f"program_types imports {sorted(rooms - {'words'})}"
+    assert not any(m.startswith("course.") and not m.startswith("course.engine.") for m in imported)
+
+
+def test_no_function_asks_which_process_it_is_in():
+    """The evaluator's side and the trusted side are separate modules, not one module switched by a flag."""
+    from course.engine import programs
+
+    assert not hasattr(programs, "HERE")

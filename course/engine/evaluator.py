@@ -6,16 +6,20 @@ program on hostile input: a function that calls itself makes XLA recurse until
 SIGSEGV, deeply nested regions overflow the parser's stack, and a single
 `reduce_window` can keep a CPU busy for minutes. None of that may happen in a
 trusted process (the check server, the CLI, the app, a grading worker), so
-`course.engine.programs` forwards every such step here:
+`course.engine.programs` forwards every such step here. Data flows one way:
+`programs` imports this module to send requests; this module never imports
+`programs`, and only its loop (`serve`) imports the reader
+(`course.engine.program_reader`) that answers them:
 
 - `Evaluator` (the trusted side) keeps one warm evaluator process, started
   ahead by a check session and replaced after a crash, and sends it one
   request at a time: the program's text (already bounded in size and nesting
-  depth, in plain Python, by `programs.bounded_text`) and the inputs drawn by
+  depth, in plain Python, by `program_types.bounded_text`) and the inputs drawn by
   the check. Every request has a wall-time limit; past it the process is
   killed. Its reply is read like a learner's: bounded in bytes, containers and
   depth, decoded as plain data (`course.engine.wire`), never unpickled.
-- `serve` (this file run as a script) is the evaluator itself. It holds
+- `serve` (this file run as a script) is the evaluator itself: each request
+  goes to `program_reader.evaluate`. It holds
   nothing but the requests it is handed: no check, no reference solution. It
   runs in the check sandbox when one works here (the learner's tier:
   bubblewrap or user namespaces), with rlimits on stack, data, core files and
@@ -46,10 +50,10 @@ import time
 from typing import Any
 
 HEADER = struct.Struct("!Q")
-# A request holds a program (programs.MAX_PROGRAM_CHARS) and a check's inputs.
+# A request holds a program (program_types.MAX_PROGRAM_CHARS) and a check's inputs.
 MAX_REQUEST = 256 * 1024 * 1024
 # A reply holds a parsed signature or a program's outputs (each tensor at most
-# programs.MAX_TENSOR_ELEMENTS elements): far below what a learner's process may send.
+# program_reader.MAX_TENSOR_ELEMENTS elements): far below what a learner's process may send.
 MAX_REPLY = 96 * 1024 * 1024
 MAX_REPLY_CONTAINERS = 100_000
 # Seconds for the evaluator to start (import JAX) before a request is sent: not the program's time.
@@ -62,7 +66,7 @@ STACK_MB = 64
 DATA_MB = int(os.environ.get("JAXLINGS_MEMORY_MB", "4096"))
 CPU_SECONDS_PER_REQUEST = 120
 # Per-device code (shard_map) is run on as many host devices as its mesh has: the
-# evaluator is started with programs.MAX_PARTITIONS of them (device 0 runs the rest).
+# evaluator is started with program_reader.MAX_PARTITIONS of them (device 0 runs the rest).
 HOST_DEVICES = 8
 READY = b"jaxlings-evaluator-ready\n"
 
@@ -71,7 +75,7 @@ _SIGNALS = {signal.SIGSEGV: "SIGSEGV", signal.SIGBUS: "SIGBUS", signal.SIGABRT: 
             signal.SIGXCPU: "SIGXCPU"}
 
 
-from course.engine.programs import EvaluatorFailure, ProgramError  # noqa: E402 - after sys.path
+from course.engine.program_types import EvaluatorFailure, ProgramError  # noqa: E402 - after sys.path
 from course.engine.words import N_  # noqa: E402
 
 # The messages a check shows when the evaluator, not the program's logic, failed: templates
@@ -436,10 +440,9 @@ def serve() -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(2, 1)  # nothing XLA prints can reach the protocol
-    from course.engine import programs, wire
-
-    programs.HERE = True
     import jax
+
+    from course.engine import program_reader, program_types, wire
 
     jax.numpy.zeros(1).block_until_ready()  # the backend made before the first program's time starts
     _write(proto_out, READY)
@@ -450,15 +453,15 @@ def serve() -> None:
         _cpu_limit_for_next_request()
         try:
             request = wire.decode(frame)
-            reply = {"ok": programs.evaluate(request)}
-        except programs.ProgramError as e:
+            reply = {"ok": program_reader.evaluate(request)}
+        except ProgramError as e:
             reply = {"error": e.to_reply()}
         except wire.DecodeError as e:
-            reply = {"error": programs.ProgramError(programs.REQUEST_UNDECODABLE, error=str(e)).to_reply()}
+            reply = {"error": ProgramError(program_types.REQUEST_UNDECODABLE, error=str(e)).to_reply()}
         try:
             body = wire.encode(reply)
         except wire.NotPlainData as e:
-            body = wire.encode({"error": programs.ProgramError(programs.RESULT_UNSENDABLE, error=str(e)).to_reply()})
+            body = wire.encode({"error": ProgramError(program_types.RESULT_UNSENDABLE, error=str(e)).to_reply()})
         _write(proto_out, HEADER.pack(len(body)) + body)
 
 

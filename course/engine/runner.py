@@ -996,11 +996,8 @@ def _bound_compiled_code(limit: int | None = None) -> bool:
 
     import jax
 
-    from course.engine import programs
-
+    # Learners' programs are compiled in the evaluator process (program_reader), never here.
     jax.clear_caches()
-    with programs._COMPILED_LOCK:
-        programs._COMPILED.clear()
     gc.collect()
     return True
 
