@@ -40,6 +40,7 @@ def _with_check(root: Path, source: str) -> Path:
 def test_learner_children_cache_programs_in_a_folder_of_their_own(course, tmp_path):
     root, learner = course
     state = tmp_path / "ws" / ".jaxlings"
+    state.parent.mkdir()  # a workspace that exists: a sweep removes the caches of those that do not
     cache = workspace_compile_cache(state)
     checks = _with_check(root, """
         from course.engine.checking import fail
@@ -78,6 +79,7 @@ def test_a_sandboxed_child_writes_only_its_own_cache_and_under_a_neutral_name(co
         pytest.skip(f"{tier} is not available here: {exc}")
     root, learner = course
     state = tmp_path / "ws" / ".jaxlings"
+    state.parent.mkdir()  # a workspace that exists: a sweep removes the caches of those that do not
     cache = workspace_compile_cache(state)
     checks = _with_check(root, """
         from course.engine.checking import fail
@@ -110,6 +112,7 @@ def test_the_trusted_cache_only_where_children_cannot_write_it(course, tmp_path,
     root, learner = course
     used = []
     monkeypatch.setattr(runner, "_use_trusted_cache", used.append)  # this process's JAX stays as it is
+    (tmp_path / "ws").mkdir()  # a workspace that exists, as a learner's does
     cache = workspace_compile_cache(tmp_path / "ws" / ".jaxlings")
 
     sandboxed = SimpleNamespace(sandboxed=True)  # learner children that cannot reach the workspace
