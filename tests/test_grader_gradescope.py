@@ -12,7 +12,10 @@ from gradescope_run import run_bundle
 from test_grader_class import COURSE, EXTRA, SOLUTIONS, WRONG_SCALE, grade
 
 
-def test_gradescope_mode_writes_results_json_under_the_weakest_isolation(tmp_path):
+def test_gradescope_mode_writes_results_json_under_the_weakest_isolation(tmp_path, monkeypatch):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))  # where the run's own reports go without --out
     submission = tmp_path / "autograder" / "submission"
     submission.mkdir(parents=True)
     (submission / "add.py").write_text((SOLUTIONS / "add.py").read_text())
@@ -31,6 +34,7 @@ def test_gradescope_mode_writes_results_json_under_the_weakest_isolation(tmp_pat
     assert scale["status"] == "failed" and scale["score"] == 0 and scale["max_score"] == 1.0
     assert "wrong result" in scale["output"] and "def test_" not in scale["output"]
     assert all(set(t) >= {"name", "score", "max_score", "status", "output", "visibility"} for t in doc["tests"])
+    assert not list(temp.glob("jaxlings-gradescope-*")), "the run's reports outlived it"
 
 
 def test_bundle_holds_what_gradescope_runs(tmp_path):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -184,15 +185,27 @@ def _grade_class(args) -> int:
 
 
 def _gradescope(args) -> int:
+    from course.grader.batch import GradeError
+
+    if not args.submission.is_dir():
+        raise GradeError(_("--gradescope: no submission folder at {folder}").format(folder=args.submission))
+    # Without --out, the run's own reports (gradebook, feedback, report.json) are only the means to
+    # results.json: they go in a temporary folder that goes with the run.
+    out = args.out or Path(tempfile.mkdtemp(prefix="jaxlings-gradescope-"))
+    try:
+        return _gradescope_into(args, out)
+    finally:
+        if args.out is None:
+            shutil.rmtree(out, ignore_errors=True)
+
+
+def _gradescope_into(args, out: Path) -> int:
     from course.grader.batch import GradeError, grade, secrets_for
     from course.grader.discovery import Submission
     from course.grader.gradescope import (NEEDED_MB, PRESTART_MB, SUBMISSION_BUDGET_S, WORKER_RESERVE_MB, ProgressiveResults,
                                           container_memory_mb, not_graded_json, results_json)
     from course.grader.reports import write_atomic
 
-    if not args.submission.is_dir():
-        raise GradeError(_("--gradescope: no submission folder at {folder}").format(folder=args.submission))
-    out = args.out or Path(tempfile.mkdtemp(prefix="jaxlings-gradescope-"))
     limit = container_memory_mb()
     if limit is not None and limit < NEEDED_MB:
         # Refused before grading: a learner child capped to fit would fail the reference
