@@ -13,13 +13,20 @@ edition ask for it (`--lang ja`, JAXLINGS_LANG=ja or `i18n.set_language`).
 Tests of Ctrl-C need a Ctrl-C that arrives: a suite started in the background
 by a non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and so
 would every process it starts, and Python then installs no KeyboardInterrupt.
-The suite takes SIGINT back, so its children start with the default."""
+The suite takes SIGINT back, so its children start with the default.
+
+The real course's exercise and attack cases each run their check on a seed of their own that
+stays the same from run to run (`case_seed`): a verdict that differs between two runs of the
+suite is then a change in the code, never the luck of the draw. `JAXLINGS_SEED=N` runs every
+case on N; `JAXLINGS_TEST_SEEDS=random` draws a fresh seed for each, as a learner's check does.
+`benchmarks/check_seeds.py` runs every case on many seeds, to find checks that a draw can fool."""
 
 import atexit
 import os
 import shutil
 import signal
 import tempfile
+import zlib
 
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -60,6 +67,16 @@ def pytest_collection_modifyitems(config, items):
 
 
 EXERCISE_MODULES = ("test_exercises", "test_attacks")
+
+
+def case_seed(*case: str) -> int | None:
+    """The seed a case of the real course runs its check on (see the module's docstring): None
+    draws a fresh one."""
+    if os.environ.get("JAXLINGS_SEED"):
+        return int(os.environ["JAXLINGS_SEED"])
+    if os.environ.get("JAXLINGS_TEST_SEEDS") == "random":
+        return None
+    return zlib.crc32("/".join(case).encode()) % 2**31
 
 
 @pytest.fixture(scope="session")

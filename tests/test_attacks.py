@@ -19,7 +19,6 @@ match, so that the learner is told what the mistake is.
 from __future__ import annotations
 
 import ast
-import os
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from course.catalog import load_catalog
 from course.devkit.verify import literal as _literal
 from course.devkit.verify import unnamed_mistake
 from course.engine.runner import CheckSession
+from conftest import case_seed
 
 ATTACKS = Path(__file__).parent / "attacks"
 CATALOG = load_catalog()
@@ -78,7 +78,7 @@ def _sandboxed(session: CheckSession) -> bool:
 def test_case_fails(session: CheckSession, name: str, path: Path) -> None:
     ex = CATALOG.exercise(name)
     before = _snapshot()
-    seed = int(os.environ["JAXLINGS_SEED"]) if os.environ.get("JAXLINGS_SEED") else None
+    seed = case_seed(name, path.name)
     # The check stops at its first failing test (the verdict is the same); only when that test's
     # message does not name the mistake are the others run too, since any of them may name it.
     result = session.run(ex, learner_file=path, seed=seed, first_failure=True)

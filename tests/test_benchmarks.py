@@ -22,6 +22,8 @@ CASES = {
                           "target: p90 <= 2.0 s", "target: every exercise <= 3 s",
                           "one-off `jaxlings check`: median", "the same check again: median", "one-off/warm", "target: median <= 2.5 s",
                           "target: idle footprint <= 400 MB", "load average at the end"]),
+    "check_seeds.py": (["--seeds", "1", "--first-seed", "1", "--exercises", "clip_gradient"],
+                       ["load average at the start", "runs, median", "wrong verdicts: 0"]),
     "idle_footprint.py": (["--exercise", "fx_scale", "--course", "tests/fixtures/course", "--warm-window", "5"],
                           ["warm, for JAXLINGS_SERVER_WARM s", "idle footprint (5 s after the check here)",
                            "target: idle footprint <= 400 MB RSS: PASS", "target: ends with its workspace: PASS"]),

@@ -19,6 +19,7 @@ import pytest
 
 from course.catalog import load_catalog
 from course.engine.runner import CheckSession
+from conftest import case_seed
 
 ALTERNATIVES = Path(__file__).parent / "alternatives"
 CATALOG = load_catalog()
@@ -65,9 +66,6 @@ def _require(*files: Path) -> None:
     pytest.fail(message + " (set JAXLINGS_ALLOW_MISSING_CONTENT=1 while content is being written)")
 
 
-def _seed() -> int | None:
-    env = os.environ.get("JAXLINGS_SEED")
-    return int(env) if env else None
 
 
 @pytest.mark.parametrize("name, kind, path", _cases())
@@ -76,12 +74,12 @@ def test_exercise(session: CheckSession, name: str, kind: str, path: Path | None
     starter = path if kind == "starter" and path is not None else CATALOG.root / "exercises" / ex.file
     _require(starter, ex.solution_path(), ex.check_path())
     if kind == "starter":
-        result = session.run(ex, learner_file=starter, seed=_seed(), first_failure=True)
+        result = session.run(ex, learner_file=starter, seed=case_seed(name, starter.name), first_failure=True)
         assert not result.passed, f"the untouched starter of {name} passes its check"
         assert result.cause != "check_error", f"the check errors on the starter instead of failing it:\n{result.message}"
     else:
         learner_file = ex.solution_path() if kind == "solution" else path
-        result = session.run(ex, learner_file=learner_file, seed=_seed())
+        result = session.run(ex, learner_file=learner_file, seed=case_seed(name, kind, Path(learner_file).name))
         assert result.passed, f"{kind} {learner_file} fails:\n{result.message}\n{result.output[-2000:]}"
         if kind == "solution":
             _trace_matches_the_ledger(name, result)

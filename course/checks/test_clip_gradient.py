@@ -37,7 +37,25 @@ def _inputs(rng):
     shape = tuple(int(s) for s in rng.integers(2, 7, size=int(rng.integers(1, 3))))
     x = rng.standard_normal(shape).astype(np.float32)
     w = (rng.standard_normal(shape) * 3).astype(np.float32)  # many entries beyond the limit
-    return x, w, float(rng.uniform(0.5, 2.0)), float(rng.uniform(0.3, 1.5))
+    limit = float(rng.uniform(0.3, 1.5))
+    # The scale a stays away from 1, where a * clip(g) and clip(a * g) would agree.
+    a = float(rng.uniform(0.5, 0.8) if rng.random() < 0.5 else rng.uniform(1.25, 2.0))
+    _discriminating(rng, x, w, limit)
+    return x, w, a, limit
+
+
+def _discriminating(rng, x, w, limit):
+    """Make every draw tell clipping from its look-alikes, whatever the other entries are.
+
+    Entry 0: |x| beyond the limit and |w| at least 3, so the gradient of sum(w * clip_gradient(x))
+    is clipped there, and so is that of sum(w * clip_gradient(a * x) ** 2) (|2 w a x| >= 2.4 > 1.5).
+    Entry 1: |w| a tenth of the limit and |x| at most 1, so no gradient through it is clipped.
+    """
+    sign = rng.choice([-1.0, 1.0], size=4)
+    x.flat[0] = sign[0] * (limit + rng.uniform(0.5, 1.5))
+    w.flat[0] = sign[1] * rng.uniform(3.0, 6.0)
+    x.flat[1] = sign[2] * rng.uniform(0.2, 1.0)
+    w.flat[1] = sign[3] * 0.1 * limit
 
 
 def _both(learner, reference, rng):
@@ -91,6 +109,7 @@ def test_gradient_program_run_here_on_fresh_inputs(learner, rng):
     text = learner.probe(probe_gradient_program, shape, limit)
     x = rng.standard_normal(shape).astype(np.float32)
     w = (rng.standard_normal(shape) * 3).astype(np.float32)
+    _discriminating(rng, x, w, limit)
     call = f"jax.grad(lambda v, w: sum(w * clip_gradient(v, {limit:.3f})))"
     try:
         (grad,) = run(text, x, w)
