@@ -28,7 +28,7 @@ LR = 0.05
 EVAL_ROWS = 16
 
 
-def probe_trajectory(module, d, h, seed, lr, warmup_steps, accumulate, xs, ys, body_bias):
+def probe_trajectory(module, d, h, seed, lr, warmup_steps, accumulate, xs, ys, start):
     EVAL_ROWS = 16  # noqa: N806 - probes run apart from this module: the constant, written out
     import jax
     import jax.numpy as jnp
@@ -49,7 +49,10 @@ def probe_trajectory(module, d, h, seed, lr, warmup_steps, accumulate, xs, ys, b
         return jax.tree.map(np.array, nnx.to_pure_dict(nnx.state(model, nnx.Param)))
 
     model = Classifier(d, h, rngs=nnx.Rngs(seed))
-    model.body.bias.set_value(jnp.asarray(body_bias))
+    model.body.kernel.set_value(jnp.asarray(start["body_kernel"]))
+    model.body.bias.set_value(jnp.asarray(start["body_bias"]))
+    model.head.kernel.set_value(jnp.asarray(start["head_kernel"]))
+    model.head.bias.set_value(jnp.asarray(start["head_bias"]))
     start = snapshot()
     optimizer = module.make_optimizer(model, lr, warmup_steps, accumulate)
     losses, params = [], []
@@ -74,19 +77,67 @@ def _flat(tree, prefix=""):
     return out
 
 
+def _lecun(rng, shape):
+    """Flax's default kernel initialiser: a truncated normal of variance 1 / fan_in."""
+    out = rng.standard_normal(shape)
+    while (bad := np.abs(out) > 2).any():
+        out[bad] = rng.standard_normal(int(bad.sum()))
+    return (out / np.sqrt(shape[0]) / 0.87962566).astype(np.float32)
+
+
+def _head_grad(s, x, y):
+    """The gradient of the mean binary cross-entropy with logits over the head's parameters."""
+    hidden = np.maximum(x @ s["body_kernel"] + s["body_bias"], 0.0)
+    p = 1 / (1 + np.exp(-(hidden @ s["head_kernel"] + s["head_bias"])[:, 0]))
+    r = (p - y) / len(y)
+    return {"head_kernel": hidden.T @ r[:, None], "head_bias": np.array([r.sum()])}
+
+
 def _setup(rng, seed):
+    """The model's whole start and the batches, drawn so that clipping shows on every draw.
+
+    The inputs' spread alternates from one real update to the next: large, so the mean
+    gradient's norm exceeds 1 and clipping acts, then small, so it does not. With positive
+    biases in the (frozen) body, the head's gradients stay large for small inputs while the
+    body's shrink with them, so clipping over the body's gradients too scales the updates
+    unevenly, which Adam does not hide (an even scale it would). Whether a drawn update's norm
+    is clearly above 1 (at least 1.25) or clearly below (at most 0.75) is decided here, by
+    replaying the reference's updates in NumPy, and an update whose norm is not is drawn again:
+    otherwise, on a few draws in a hundred, no clipping, clipping after AdamW, or the SUM of
+    the accumulated gradients instead of their mean trains the head exactly as the reference does.
+    """
     d, h, warmup, accumulate = SETTINGS[int(rng.integers(len(SETTINGS)))]
-    steps = accumulate * (warmup + 3)
-    # The inputs' spread alternates from one real update to the next: large, so the
-    # gradients' norm exceeds 1 and clipping acts, then small. With positive biases in
-    # the (frozen) body, the head's gradients stay large for small inputs while the
-    # body's shrink with them, so clipping over the body's gradients too scales the
-    # updates unevenly, which Adam does not hide (an even scale it would).
-    scales = np.repeat(np.where(np.arange(warmup + 3) % 2 == 0, 4.0, 0.05), accumulate)
-    xs = (scales[:, None, None] * rng.standard_normal((steps, BATCH, d))).astype(np.float32)
-    ys = rng.integers(0, 2, size=(steps, BATCH)).astype(np.float32)
-    body_bias = rng.uniform(0.5, 1.5, size=h).astype(np.float32)
-    return (d, h, seed, LR, warmup, accumulate, xs, ys, body_bias)
+    start = {"body_kernel": _lecun(rng, (d, h)), "body_bias": rng.uniform(0.5, 1.5, h).astype(np.float32),
+             "head_kernel": _lecun(rng, (h, 1)), "head_bias": np.zeros(1, np.float32)}
+    s = {k: v.astype(np.float64) for k, v in start.items()}
+    mu = {k: np.zeros_like(s[k]) for k in ("head_kernel", "head_bias")}
+    nu = {k: np.zeros_like(s[k]) for k in mu}
+    xs, ys = [], []
+    for n in range(warmup + 3):
+        large = n % 2 == 0
+        for _try in range(200):
+            x = ((4.0 if large else 0.05) * rng.standard_normal((accumulate, BATCH, d))).astype(np.float32)
+            if large:
+                y = rng.integers(0, 2, size=(accumulate, BATCH)).astype(np.float32)
+            else:  # labels drawn from the model's own probabilities: a small mean gradient
+                hidden = np.maximum(x @ s["body_kernel"] + s["body_bias"], 0.0)
+                p = 1 / (1 + np.exp(-(hidden @ s["head_kernel"] + s["head_bias"])[..., 0]))
+                y = (rng.random((accumulate, BATCH)) < p).astype(np.float32)
+            parts = [_head_grad(s, xi, yi) for xi, yi in zip(x, y)]
+            g = {k: sum(part[k] for part in parts) / accumulate for k in mu}
+            norm = float(np.sqrt(sum((v * v).sum() for v in g.values())))
+            if (norm >= 1.25) if large else (norm <= 0.75):
+                break
+        xs.append(x)
+        ys.append(y)
+        # The reference's update: clip to global norm 1, then AdamW (weight decay 0.01), warmed up.
+        lr, t = LR * min(n + 1, warmup) / warmup, n + 1
+        for k, v in g.items():
+            v = v / max(norm, 1.0)
+            mu[k] = 0.9 * mu[k] + 0.1 * v
+            nu[k] = 0.999 * nu[k] + 0.001 * v * v
+            s[k] = s[k] - lr * ((mu[k] / (1 - 0.9 ** t)) / (np.sqrt(nu[k] / (1 - 0.999 ** t)) + 1e-8) + 0.01 * s[k])
+    return (d, h, seed, LR, warmup, accumulate, np.concatenate(xs), np.concatenate(ys), start)
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +146,7 @@ def run(learner, reference, request):
     seed = request.config.pluginmanager.get_plugin(RUN_PLUGIN).seed
     args = _setup(np.random.default_rng(seed), seed)
     got, want = side_by_side(learner, reference).probe(probe_trajectory, *args)
-    d, h, _seed, lr, warmup, accumulate, xs, _ys, _bias = args
+    d, h, _seed, lr, warmup, accumulate, xs, _ys, _start = args
     call = _("make_optimizer(model, lr={lr}, warmup_steps={warmup}, accumulate={accumulate}) on "
              "Classifier({d}, {h}), {n} batches of {batch}").format(
         lr=lr, warmup=warmup, accumulate=accumulate, d=d, h=h, n=len(xs), batch=BATCH)

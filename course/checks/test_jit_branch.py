@@ -164,7 +164,10 @@ def _huber(learner, rng, shape):
     for _draw in range(2):
         pred = (rng.standard_normal(shape) * 2).astype(np.float32)
         target = (rng.standard_normal(shape) * 2).astype(np.float32)
-        delta = np.float32(rng.uniform(0.3, 2.0))  # residuals fall on both sides of delta
+        delta = np.float32(rng.uniform(0.3, 2.0))
+        # Residuals on both sides of delta in every draw: one inside, one beyond, the rest at random.
+        target.flat[0] = pred.flat[0] + np.float32(rng.uniform(-0.9, 0.9) * delta)
+        target.flat[-1] = pred.flat[-1] + np.float32(rng.choice([-1.0, 1.0]) * rng.uniform(1.5, 3.0) * delta)
         call = _("jax.jit(huber_loss)(pred, target, {delta:.3g}) for shape {shape}").format(delta=delta, shape=shape)
         got = _run(program, [pred, target, delta], call)
         want = F.huber_loss(torch.from_numpy(pred), torch.from_numpy(target), delta=float(delta)).numpy()

@@ -306,6 +306,7 @@ def test_masked_loss(learner, reference, rng, seed):
     y = rng.integers(0, 2, size=batch).astype(np.float32)
     mask = (rng.random(batch) < 0.6).astype(np.float32)
     mask[0] = 1.0
+    mask[1 + int(rng.integers(batch - 1))] = 0.0  # never all ones: then it would be the all-ones case
     for m, label in ((mask, N_("a random 0/1 mask")), (np.ones(batch, np.float32), N_("an all-ones mask"))):
         got, want = side_by_side(learner, reference).probe(probe_masked_loss, d_in, hidden, seed, x, y, m)
         assert_close(got, want, what=_("masked_loss(model, x {x}, y, mask) with {label}").format(

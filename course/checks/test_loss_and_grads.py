@@ -65,10 +65,19 @@ def _case(rng, sizes=None):
         "linear2": {"kernel": (rng.standard_normal((hidden, 1)) / np.sqrt(hidden)).astype(np.float32),
                     "bias": (0.1 * rng.standard_normal(1)).astype(np.float32)},
     }
-    x = rng.standard_normal((batch, d_in)).astype(np.float32)
+    # No hidden unit within 1e-3 of ReLU's kink, and no logit within 1e-3 of 0, where float32 and
+    # the float64 expected values could take different sides (a gradient or a prediction flips).
+    for _ in range(100):
+        x = rng.standard_normal((batch, d_in)).astype(np.float32)
+        pre = x.astype(np.float64) @ params["linear1"]["kernel"] + params["linear1"]["bias"]
+        if np.min(np.abs(pre)) > 1e-3:
+            break
     # Centre the logits so that about half are positive: the accuracy then tells thresholds apart.
-    z = np.maximum(x @ params["linear1"]["kernel"] + params["linear1"]["bias"], 0) @ params["linear2"]["kernel"]
-    params["linear2"]["bias"] = (-np.median(z) + 0.01 * rng.standard_normal(1)).astype(np.float32)
+    z = np.maximum(pre, 0) @ params["linear2"]["kernel"]
+    for _ in range(100):
+        params["linear2"]["bias"] = (-np.median(z) + 0.01 * rng.standard_normal(1)).astype(np.float32)
+        if np.min(np.abs(z + params["linear2"]["bias"])) > 1e-3:
+            break
     positive = (z[:, 0] + params["linear2"]["bias"][0]) > 0
     # Labels whose accuracy differs from what a constant prediction scores (a threshold that is
     # always or never met, e.g. sigmoid(z) > 0): such a mistake must not pass by luck.

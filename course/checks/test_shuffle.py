@@ -94,8 +94,11 @@ def test_epochs_and_seeds_differ(learner, seed, rng):
                 fail(_("epoch_permutation({seed}, {i}, {n}) and epoch {j} gave the same order: each epoch needs "
                        "its own key (fold in the epoch number).").format(seed=seed, i=i, n=n, j=j))
     # (seed, epoch) pairs that collide when seed and epoch are mixed into one number:
-    # seed + epoch, seed * K + epoch (K = 10, 100, 1000), seed + 1000 * epoch.
-    pairs = [(seed + 1, 0), (seed, 10), (seed + 10, 0), (seed, 100), (seed, 1000), (seed + 1000, 0)]
+    # seed + epoch, seed * K + epoch (K = 10, 100, 1000, 2**16), (seed << 16) | epoch (for an odd
+    # seed, epoch 2**16 is epoch 0), seed + 1000 * epoch, and seed ^ epoch (for an even seed,
+    # seed ^ 1 is seed + 1; for an odd one only its own partner shows it).
+    pairs = [(seed + 1, 0), (seed, 10), (seed + 10, 0), (seed, 100), (seed, 1000), (seed + 1000, 0),
+             (seed ^ 1, 0), (seed, 2**16)]
     got = dict(zip(pairs, (np.asarray(p) for p in learner.probe(probe_pairs, pairs, n))))
     got.update({(seed, i): p for i, p in enumerate(perms)})
     if np.array_equal(perms[0], got[(seed + 1, 0)]):
@@ -103,7 +106,8 @@ def test_epochs_and_seeds_differ(learner, seed, rng):
                "seed.").format(
             seed=seed, seed_1=seed + 1))
     collisions = [((seed, 1), (seed + 1, 0)), ((seed, 10), (seed + 10, 0)), ((seed, 10), (seed + 1, 0)),
-                  ((seed, 100), (seed + 1, 0)), ((seed, 1000), (seed + 1, 0)), ((seed, 1), (seed + 1000, 0))]
+                  ((seed, 100), (seed + 1, 0)), ((seed, 1000), (seed + 1, 0)), ((seed, 1), (seed + 1000, 0)),
+                  ((seed, 1), (seed ^ 1, 0)), ((seed, 2**16), (seed + 1, 0)), ((seed, 2**16), (seed, 0))]
     for a, b in collisions:
         if np.array_equal(got[a], got[b]):
             fail(_("epoch_permutation({a_0}, {a_1}, {n}) equals epoch_permutation({b_0}, {b_1}, {n}): seed and "
