@@ -122,3 +122,27 @@ def test_children_started_one_at_a_time_grade_the_same(tmp_path, monkeypatch):
                                        prestart=False))
     sub = outcome.submissions[0]
     assert (sub["exercises"]["add"]["points"], sub["exercises"]["scale"]["cause"]) == (2.0, "wrong_result")
+
+
+def test_a_worker_drops_compiled_programs_once_it_grows_not_after_every_exercise():
+    """Past the threshold a worker drops what its checks compiled; it drops again only once it
+    has grown by FORGET_STEP_MB past what it kept, since what it keeps is not what it compiled.
+    A small container (threshold 0) drops after every exercise."""
+    from course.grader.worker import FORGET_STEP_MB, Forgetting
+
+    held = [700.0]
+    drops = []
+
+    def forget():
+        drops.append(held[0])
+        held[0] = max(held[0] - 40, 790)  # what a drop gives back; 790 MiB is the worker itself
+
+    f = Forgetting(768)
+    for grown in (30, 30, 30, 20, 10, 30, 30, 30, 30):  # MiB each exercise compiles
+        held[0] += grown
+        f.after_exercise(lambda: held[0], forget)
+    assert drops == [790.0, 910.0] and 910.0 > 790.0 + FORGET_STEP_MB  # not at 810, 820, 850 or 880
+    assert held[0] < 1024  # far from the pool's recycling threshold
+
+    small = Forgetting(0)
+    assert all(small.after_exercise(lambda: 300.0, lambda: None) for _ in range(3))

@@ -23,10 +23,10 @@ from course.grader.results import finish, not_run
 from course.grader.scoring import Scheme, derive_seed
 
 
-# A worker drops JAX's caches after each exercise (see worker._forget_compiled),
-# but anything else a check leaves behind would still add up over a class: a
-# worker that has grown past RECYCLE_RSS_MB is retired after its submission and
-# a fresh one takes its place.
+# A worker drops JAX's caches as it grows (see worker.Forgetting), but anything
+# else a check leaves behind would still add up over a class: a worker that has
+# grown past RECYCLE_RSS_MB is retired after its submission and a fresh one takes
+# its place.
 RECYCLE_RSS_MB = 1024
 RECYCLE_SUBMISSIONS = 0  # 0: only by memory
 

@@ -32,8 +32,10 @@ from course.grader.scoring import Scheme, derive_seed
 
 MAX_COPY_BYTES = 64 * 1024 * 1024
 # Past this, the worker drops what its checks compiled (`_forget_compiled`), well under
-# the pool's RECYCLE_RSS_MB, past which a worker is replaced after its submission.
+# the pool's RECYCLE_RSS_MB, past which a worker is replaced after its submission; and
+# then again only once it has grown by FORGET_STEP_MB more than it held after that.
 FORGET_RSS_MB = 768
+FORGET_STEP_MB = 96
 
 
 class Worker:
@@ -56,9 +58,10 @@ class Worker:
         # The trusted side's compiled programs, kept for this worker's later submissions and
         # removed with the run's work folder. One per worker: JAX writes entries unlocked.
         self.compile_cache = CompileCache(trusted=self.scratch / "xla-trusted", learner=None)
+        self.submission_cache: CompileCache = self.compile_cache
         # A small container (Gradescope's, without prestart) keeps the least it can: it drops
         # compiled programs after every exercise.
-        self.forget_rss_mb = FORGET_RSS_MB if config.get("prestart", True) else 0
+        self.forgetting = Forgetting(FORGET_RSS_MB if config.get("prestart", True) else 0)
 
     def grade(self, job: dict) -> dict:
         sub = Submission(job["id"], Path(job["source"]))
@@ -89,8 +92,10 @@ class Worker:
                     f"left out of the copy your code ran in (over {MAX_COPY_BYTES // 2**20} MiB in all; "
                     f"exercise files are always copied first): " + ", ".join(left_out[:10])
                     + (f" and {len(left_out) - 10} more" if len(left_out) > 10 else ""))
+            self.submission_cache = self._submission_cache(staging)
             self._grade_all(sub.id, found, root, files, result)
         finally:
+            self.submission_cache = self.compile_cache
             _remove(staging)
         result["duration"] = round(time.monotonic() - started, 3)
         return finish(result, {e["name"]: e["max_points"] for e in self.exercises})
@@ -139,8 +144,22 @@ class Worker:
                                            file=located.relative, note=located.note, **merge(units, runs))
             result["exercises"][name] = entry
             self.emit({"event": "exercise", "submission": sub_id, "exercise": name, "result": entry})
-            if memory()["rss_mb"] > self.forget_rss_mb:
-                _forget_compiled()
+            self.forgetting.after_exercise(lambda: memory()["rss_mb"], _forget_compiled)
+
+    def _submission_cache(self, staging: Path) -> CompileCache:
+        """The caches this submission's check runs use: the worker's trusted one, and a learner
+        cache of this submission's own, removed with it.
+
+        A learner's children compile the same eager operations and the same programs in every
+        check run of an exercise, and many again in the next exercise; a cache they share saves
+        compiling them anew each time, as a learner's own workspace does. It is bound writable
+        into this submission's sandboxes only, and lives in the submission's staging folder: no
+        other submission's child reads it, and none of it outlives the submission. Not in the
+        `uid` tier, where the slot's user could not write a folder of this process's.
+        """
+        if self.isolation.tier == "uid":
+            return self.compile_cache
+        return CompileCache(trusted=self.compile_cache.trusted, learner=staging / "xla-learner")
 
     def _prepare(self, unit, root: Path, files: list[Path]):
         """A throw-away copy of the submission and a sandboxed child already starting in it.
@@ -151,11 +170,31 @@ class Worker:
         try:
             _copy_files(root, files, copy)
             prepared = self.engine.prepare(unit, isolation=self.isolation, slot=self.slot, copy=copy,
-                                           compile_cache=self.compile_cache)
+                                           compile_cache=self.submission_cache)
         except Exception:
             _remove(copy)
             return traceback.format_exc(limit=8)
         return prepared, copy
+
+
+class Forgetting:
+    """When the worker drops what its checks compiled: once it holds more than `rss_mb`, and
+    then only once it has grown by FORGET_STEP_MB past what it held after the last drop.
+    What a worker keeps after a drop (its imports, the reference's modules) is not what
+    it compiled: dropping again after every exercise would cost 0.15 s each and free
+    nothing more. With `rss_mb` 0 (a small container), after every exercise."""
+
+    def __init__(self, rss_mb: float) -> None:
+        self.rss_mb = rss_mb
+        self.threshold = rss_mb
+
+    def after_exercise(self, rss, forget) -> bool:
+        if rss() <= self.threshold:
+            return False
+        forget()
+        if self.rss_mb:
+            self.threshold = max(self.rss_mb, rss() + FORGET_STEP_MB)
+        return True
 
 
 def _forget_compiled() -> None:
@@ -176,6 +215,20 @@ def _forget_compiled() -> None:
 
     jax.clear_caches()
     gc.collect()
+    _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Hand the freed heap back to the system (glibc keeps it otherwise, and the worker's
+    resident memory would not show what a drop freed)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc
 
 
 def _close(current) -> None:
