@@ -106,7 +106,7 @@ class Worker:
         # Starting the next child while one is checked hides its start-up but holds two
         # children in memory; a small container (Gradescope's) turns it off.
         ahead = self.config.get("prestart", True)
-        upcoming = self._prepare(plan[0][1], root, files) if plan and ahead else None
+        upcoming = self._prepare(plan[0], found, root, files) if plan and ahead else None
         step = 0
         for ex in self.exercises:
             name = ex["name"]
@@ -118,9 +118,9 @@ class Worker:
             else:
                 runs, failure = [], None
                 while step < len(plan) and plan[step][0] is ex:
-                    current = upcoming if ahead else self._prepare(plan[step][1], root, files)
+                    current = upcoming if ahead else self._prepare(plan[step], found, root, files)
                     step += 1
-                    upcoming = self._prepare(plan[step][1], root, files) if ahead and step < len(plan) else None
+                    upcoming = self._prepare(plan[step], found, root, files) if ahead and step < len(plan) else None
                     if isinstance(current, str):
                         failure = failure or current
                         continue
@@ -161,14 +161,18 @@ class Worker:
             return self.compile_cache
         return CompileCache(trusted=self.compile_cache.trusted, learner=staging / "xla-learner")
 
-    def _prepare(self, unit, root: Path, files: list[Path]):
+    def _prepare(self, step: tuple, found: dict, root: Path, files: list[Path]):
         """A throw-away copy of the submission and a sandboxed child already starting in it.
 
+        A sandboxed child sees only the file it checks (`Sandbox.stage`), so only that file
+        is copied there; in the weaker tiers the child runs in the copy, which gets every
+        planned file of the submission.
         On failure, the traceback text (a grader error, reported for that exercise).
         """
+        ex, unit = step
         copy = Path(tempfile.mkdtemp(dir=self.scratch, prefix="copy-"))
         try:
-            _copy_files(root, files, copy)
+            _copy_files(root, [found[ex["name"]].path] if self.isolation.sandboxed else files, copy)
             prepared = self.engine.prepare(unit, isolation=self.isolation, slot=self.slot, copy=copy,
                                            compile_cache=self.submission_cache)
         except Exception:
