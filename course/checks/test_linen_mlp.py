@@ -100,9 +100,11 @@ def test_default_is_the_articles_model(learner, seed):
 
 
 def test_count_params(learner, reference, rng):
-    tree = {"Dense_0": {"kernel": rng.standard_normal((int(rng.integers(1, 9)), int(rng.integers(1, 9)))),
+    # Every kernel and cube has two or more entries on each axis: counting len(leaf) or a leaf's
+    # shape[0] instead of its size then never adds up right.
+    tree = {"Dense_0": {"kernel": rng.standard_normal((int(rng.integers(2, 9)), int(rng.integers(2, 9)))),
                         "bias": rng.standard_normal(int(rng.integers(1, 9)))},
-            "blocks": {f"layers_{i}": {"scale": rng.standard_normal((int(rng.integers(1, 5)),) * 3)}
+            "blocks": {f"layers_{i}": {"scale": rng.standard_normal((int(rng.integers(2, 5)),) * 3)}
                        for i in range(2)}}
     assert_equal(*side_by_side(learner, reference).call("count_params", tree),
                  what=_("count_params on a nested parameter dict"))

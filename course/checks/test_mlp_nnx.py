@@ -145,6 +145,20 @@ def test_forward_with_parameters_set_by_the_check(learner, rng, seed):
             assert_close(out, want_rows.astype(np.float32), what=what, rtol=1e-4, atol=1e-4, dtype=np.float32)
 
 
+def _distinct_keys(params, sizes):
+    """Two kernels drawn with one key (one key taken from `rngs` and handed to both layers) come from
+    the same random numbers: the smaller one is a rescaled start of the larger one. Kernels drawn
+    with two keys are independent: their correlation over 8 or more entries is never near 1."""
+    kernels = sorted((v.ravel().astype(np.float64) for _p, v in params if v.ndim == 2), key=np.size)
+    if len(kernels) != 2 or kernels[0].size < 8:
+        return
+    small, big = kernels[0], kernels[1][:kernels[0].size]
+    if small.std() > 0 and big.std() > 0 and abs(np.corrcoef(small, big)[0, 1]) > 0.999:
+        fail(_("MLP{sizes}: the second kernel is a rescaled copy of the first one's random numbers: both layers "
+               "were initialised with the same key. Pass `rngs` itself to each nnx.Linear; it hands out a new "
+               "key every time.").format(sizes=sizes))
+
+
 def test_initialisation_comes_from_rngs(learner, rng, seed):
     *sizes, batch = _sizes(rng)
     sizes = tuple(sizes)
@@ -169,6 +183,7 @@ def test_initialisation_comes_from_rngs(learner, rng, seed):
                        "`{path}` (shape {shape}): that layer ignores `rngs`. Build every layer with the `rngs` "
                        "passed to MLP, not with a fixed nnx.Rngs(...) or key.").format(
                     sizes=sizes, seed=seed, other=seed + 1, path=pa, shape=va.shape))
+    _distinct_keys(a, sizes)
     # The parameters above are read with nnx.state, which the learner's process can patch: the same
     # judgments from the models themselves, on an x drawn here, and their outputs must be what the
     # reported parameters give, recomputed here.

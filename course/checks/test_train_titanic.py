@@ -10,7 +10,8 @@ of every epoch. This side then:
   optimizer is Adam and the history is a mean);
 - evaluates the returned parameters on the held-out rows, which never left
   this process. The floor sits well above the 62% of the majority answer and
-  a few points under what the article's setup reaches (0.77-0.82 over seeds).
+  under what the article's setup reaches: over 85 replayed seeds, 0.807 on
+  average and 0.758 at the lowest.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from course.engine.words import N_, _, probe_said
 TIMEOUT = 300
 EPOCHS = 20
 BATCH_SIZE = 32
-ACCURACY_FLOOR = 0.75
+ACCURACY_FLOOR = 0.74
 LAYERS = {"linear1": {"kernel": (9, 64), "bias": (64,)}, "linear2": {"kernel": (64, 1), "bias": (1,)}}
 # Replaying 600 Adam steps in another process rounds differently (fused or not);
 # the trajectories stay within this. SGD, AdamW, another order or another
@@ -101,10 +102,37 @@ def probe_evaluate(module, seed, x, y):
 EVAL_ROWS = (37, 58)
 
 
+def _evaluate_model_params(seed):
+    """The parameters of probe_evaluate's MLP for `seed`, built here the same way."""
+    import jax
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.linear1 = nnx.Linear(9, 64, rngs=rngs)
+            self.linear2 = nnx.Linear(64, 1, rngs=rngs)
+
+    return jax.tree.map(np.asarray, nnx.to_pure_dict(nnx.state(MLP(nnx.Rngs(seed)), nnx.Param)))
+
+
+def _telling_rows(rng, n, seed, tries=1000):
+    """Rows and labels on which the accuracy differs from its look-alikes: logits thresholded
+    at 0.5 (a probability's threshold), and an unsqueezed (n, 1) prediction broadcast against
+    the (n,) labels. Labels drawn blind to the logits let either pass on some draws."""
+    params = _evaluate_model_params(seed)
+    for _try in range(tries):
+        x = rng.standard_normal((n, 9)).astype(np.float32)
+        y = rng.integers(0, 2, size=n).astype(np.float32)
+        logits = _forward(params, x)
+        right = np.mean((logits > 0) == (y > 0.5))
+        if right != np.mean((logits > 0.5) == (y > 0.5)) and right != np.mean((logits[:, None] > 0) == (y > 0.5)):
+            break
+    return x, y
+
+
 def test_evaluate_matches_reference(learner, reference, rng, seed):
     n = EVAL_ROWS[int(rng.integers(len(EVAL_ROWS)))]
-    x = rng.standard_normal((n, 9)).astype(np.float32)
-    y = rng.integers(0, 2, size=n).astype(np.float32)
+    x, y = _telling_rows(rng, n, seed)
     got, want = side_by_side(learner, reference).probe(probe_evaluate, seed, x, y)
     if "error" in got:
         fail(probe_said(got["error"], PROBE_ERRORS) or str(got["error"])[:300])

@@ -29,6 +29,8 @@ class MLP(nnx.Module):
 
 def port_weights(torch_model: TorchMLP, model: MLP) -> None:
     for src, dst in ((torch_model.fc1, model.linear1), (torch_model.fc2, model.linear2)):
-        # torch stores (out, in) for x @ W.T; nnx wants (in, out) for x @ K.
-        dst.kernel[...] = jnp.asarray(src.weight.detach().cpu().numpy().T)
-        dst.bias[...] = jnp.asarray(src.bias.detach().cpu().numpy())
+        # torch stores (out, in) for x @ W.T; nnx wants (in, out) for x @ K. jnp.array copies
+        # (jnp.asarray may share a NumPy array's memory on the CPU, and torch's optimizer
+        # writes its tensors in place).
+        dst.kernel[...] = jnp.array(src.weight.detach().cpu().numpy().T)
+        dst.bias[...] = jnp.array(src.bias.detach().cpu().numpy())
