@@ -78,19 +78,16 @@ def add(a, b):
 """
 # The worker keeps the trusted side's compiled programs between submissions: a learner who
 # could write an entry there would choose the native code the grader runs for later learners.
-# The submission's own cache (JAX_COMPILATION_CACHE_DIR) is its own to write.
 CACHE_POISON = """
 import glob, os
 def add(a, b):
     import jax
-    own = os.path.realpath(os.environ.get("JAX_COMPILATION_CACHE_DIR") or "/nonexistent")
-    found = [jax.config.jax_compilation_cache_dir] if jax.config.jax_compilation_cache_dir else []
+    found = [p for p in (os.environ.get("JAX_COMPILATION_CACHE_DIR"), jax.config.jax_compilation_cache_dir) if p]
     for start in (os.getcwd(), os.path.dirname(os.path.abspath(__file__)), "/tmp", "/"):
         d = start
         for _ in range(8):
             found += glob.glob(os.path.join(d, "*xla*")) + glob.glob(os.path.join(d, "slot-*", "*xla*"))
             d = os.path.dirname(d)
-    found = [p for p in found if os.path.realpath(p) != own]
     for p in found:
         try:
             with open(os.path.join(p, "poisoned-entry"), "wb") as f:
@@ -100,32 +97,29 @@ def add(a, b):
             pass
     raise RuntimeError(f"no compile cache to write: {sorted(set(found))}")
 """
-# Each submission's children share a compilation cache of their own: two submissions look in
-# theirs for what the other left there.
-CACHE_PEER = """
+
+# Nothing a learner's process writes may reach the host's disk: one learner filling it would
+# stop every other learner's grading. Its own /tmp, home and /dev/shm are in memory, bounded.
+DISK_WRITER = """
 import os
 def add(a, b):
-    own = os.environ["JAX_COMPILATION_CACHE_DIR"]
-    if os.path.exists(os.path.join(own, "left-by-a-classmate")):
+    private = tuple(os.path.realpath(p) for p in ("/tmp", os.environ.get("HOME", "/tmp"), "/dev/shm"))
+    written = []
+    for folder, dirs, _files in os.walk("/"):
+        real = os.path.realpath(folder)
+        if real.startswith(("/proc", "/sys")) or real.startswith(private) or folder.count("/") > 4:
+            dirs[:] = []
+            continue
+        try:
+            fd = os.open(os.path.join(folder, ".jaxlings-disk-probe"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except OSError:
+            continue
+        os.close(fd)
+        os.unlink(os.path.join(folder, ".jaxlings-disk-probe"))
+        written.append(folder)
+    if written:
         return a + b
-    with open(os.path.join(own, "left-by-a-classmate"), "wb") as f:
-        f.write(b"native code")
-    raise RuntimeError("nothing from another submission in this one's compile cache")
-"""
-CACHE_KEPT_ADD = """
-import os
-def add(a, b):
-    with open(os.path.join(os.environ["JAX_COMPILATION_CACHE_DIR"], "compiled-by-add"), "wb") as f:
-        f.write(b"native code")
-    return a + b
-"""
-CACHE_KEPT_SCALE = """
-import os
-import numpy as np
-def scale(x, factor):
-    if not os.path.exists(os.path.join(os.environ["JAX_COMPILATION_CACHE_DIR"], "compiled-by-add")):
-        raise RuntimeError("what this submission compiled for add is gone")
-    return np.asarray(x) * factor
+    raise RuntimeError("no folder to write outside the private /tmp and home")
 """
 
 
@@ -160,17 +154,13 @@ def attacked(request, tmp_path_factory):
         "i_tmp_writer": TMP_WRITER.format(path=hog),
         "j_tmp_reader": TMP_READER.format(path=hog),
         "k_compile_cache": CACHE_POISON,
-        "l_cache_peer_1": CACHE_PEER,
-        "l_cache_peer_2": CACHE_PEER,
+        "l_disk_writer": DISK_WRITER,
     }
     class_dir, out = base / "class", base / "out"
     for name, source in adds.items():
         (class_dir / name / EX).mkdir(parents=True)
         (class_dir / name / EX / "add.py").write_text(source)
         (class_dir / name / EX / "scale.py").write_text(sol_scale)
-    (class_dir / "m_cache_kept" / EX).mkdir(parents=True)
-    (class_dir / "m_cache_kept" / EX / "add.py").write_text(CACHE_KEPT_ADD)
-    (class_dir / "m_cache_kept" / EX / "scale.py").write_text(CACHE_KEPT_SCALE)
     before = {p: p.read_bytes() for p in course.rglob("*") if p.is_file()}
     env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(course)}
     env.pop("JAXLINGS_SEED", None)
@@ -201,20 +191,13 @@ def test_every_attack_gets_nothing_and_fails_on_its_own_cause(attacked):
         "g_grandchild": "a detached grandchild is running", "h_network": "Network is unreachable|Connection refused",
         "i_tmp_writer": "wrote a file into /tmp", "j_tmp_reader": "another submission's /tmp file is not here",
         "k_compile_cache": "no compile cache to write: []",
-        "l_cache_peer_1": "nothing from another submission", "l_cache_peer_2": "nothing from another submission",
+        "l_disk_writer": "no folder to write outside the private /tmp and home",
     }
     for name, needle in expected.items():
         add = attacked["subs"][name]["exercises"]["add"]
         assert add["points"] == 0 and add["cause"] == "exception", (name, add["cause"], add["message"])
         assert any(n in add["message"] for n in needle.split("|")), (name, add["message"])
         assert attacked["subs"][name]["exercises"]["scale"]["passed"], name  # honest work still counts
-
-
-def test_a_submissions_check_runs_share_a_compile_cache_of_its_own(attacked):
-    """What one exercise's children compiled is there for the next exercise of the same
-    submission (l_cache_peer_* show that it is there for no other submission)."""
-    sub = attacked["subs"]["m_cache_kept"]
-    assert sub["total"] == sub["max_total"], sub["exercises"]
 
 
 def test_the_report_names_a_sandbox_tier_and_its_guarantees(attacked):

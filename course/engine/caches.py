@@ -91,8 +91,7 @@ def workspace_compile_cache(state_dir: Path | None = None) -> CompileCache:
     """The caches of one learner's workspace (`.jaxlings/` by default).
 
     Only for a learner's own checks: the grader, where submissions must not
-    reach one another, gives each submission a learner cache of its own,
-    removed with it (`course.grader.worker`).
+    reach one another, uses none.
     """
     state = Path(state_dir) if state_dir is not None else paths.state_dir()
     state = state.resolve()

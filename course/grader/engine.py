@@ -91,12 +91,11 @@ class Engine:
     def prepare(self, unit: Unit, *, isolation, slot: int, copy: Path, compile_cache=None) -> Prepared:
         """A session whose child starts now, sandboxed by `isolation` (`course.engine.isolation`).
 
-        `compile_cache` keeps what the trusted side compiles, this process and the reference's
-        children, for the next submissions (its trusted folder): their checks draw their shapes
-        from small sets, so the references' programs repeat. No learner's child reads or writes
-        it (`usable_cache` drops it where children are not sandboxed). Its learner folder, if
-        any, is the submission's own (`Worker._submission_cache`): no learner's compiled
-        programs are kept for another learner."""
+        `compile_cache` (a `CompileCache` with a trusted folder only) keeps what the trusted
+        side compiles, this process and the reference's children, for the next submissions:
+        their checks draw their shapes from small sets, so the references' programs repeat.
+        No learner's child reads or writes it (`usable_cache` drops it where children are not
+        sandboxed), and no learner's compiled programs are kept for another learner."""
         session = _PrestartedSession(isolation=isolation, sandbox_slot=slot, sandbox_copy=copy,
                                      memory_mb=self.memory_mb, compile_cache=compile_cache)
         return Prepared(unit, session)

@@ -58,7 +58,6 @@ class Worker:
         # The trusted side's compiled programs, kept for this worker's later submissions and
         # removed with the run's work folder. One per worker: JAX writes entries unlocked.
         self.compile_cache = CompileCache(trusted=self.scratch / "xla-trusted", learner=None)
-        self.submission_cache: CompileCache = self.compile_cache
         # A small container (Gradescope's, without prestart) keeps the least it can: it drops
         # compiled programs after every exercise.
         self.forgetting = Forgetting(FORGET_RSS_MB if config.get("prestart", True) else 0)
@@ -92,10 +91,8 @@ class Worker:
                     f"left out of the copy your code ran in (over {MAX_COPY_BYTES // 2**20} MiB in all; "
                     f"exercise files are always copied first): " + ", ".join(left_out[:10])
                     + (f" and {len(left_out) - 10} more" if len(left_out) > 10 else ""))
-            self.submission_cache = self._submission_cache(staging)
             self._grade_all(sub.id, found, root, files, result)
         finally:
-            self.submission_cache = self.compile_cache
             _remove(staging)
         result["duration"] = round(time.monotonic() - started, 3)
         return finish(result, {e["name"]: e["max_points"] for e in self.exercises})
@@ -146,21 +143,6 @@ class Worker:
             self.emit({"event": "exercise", "submission": sub_id, "exercise": name, "result": entry})
             self.forgetting.after_exercise(lambda: memory()["rss_mb"], _forget_compiled)
 
-    def _submission_cache(self, staging: Path) -> CompileCache:
-        """The caches this submission's check runs use: the worker's trusted one, and a learner
-        cache of this submission's own, removed with it.
-
-        A learner's children compile the same eager operations and the same programs in every
-        check run of an exercise, and many again in the next exercise; a cache they share saves
-        compiling them anew each time, as a learner's own workspace does. It is bound writable
-        into this submission's sandboxes only, and lives in the submission's staging folder: no
-        other submission's child reads it, and none of it outlives the submission. Not in the
-        `uid` tier, where the slot's user could not write a folder of this process's.
-        """
-        if self.isolation.tier == "uid":
-            return self.compile_cache
-        return CompileCache(trusted=self.compile_cache.trusted, learner=staging / "xla-learner")
-
     def _prepare(self, step: tuple, found: dict, root: Path, files: list[Path]):
         """A throw-away copy of the submission and a sandboxed child already starting in it.
 
@@ -174,7 +156,7 @@ class Worker:
         try:
             _copy_files(root, [found[ex["name"]].path] if self.isolation.sandboxed else files, copy)
             prepared = self.engine.prepare(unit, isolation=self.isolation, slot=self.slot, copy=copy,
-                                           compile_cache=self.submission_cache)
+                                           compile_cache=self.compile_cache)
         except Exception:
             _remove(copy)
             return traceback.format_exc(limit=8)
