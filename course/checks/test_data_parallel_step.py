@@ -39,6 +39,7 @@ MESH = {"data": 4}
 
 def probe_training(module, xs, ys, hidden, seed):
     import os
+    import shutil
     import tempfile
 
     import jax
@@ -73,6 +74,7 @@ def probe_training(module, xs, ys, hidden, seed):
         if name.endswith(".mlir"):
             with open(os.path.join(folder, name)) as f:
                 programs.append(f.read(2_000_000))
+    shutil.rmtree(folder, ignore_errors=True)
     return {
         "n_devices": n,
         "placement": placement,

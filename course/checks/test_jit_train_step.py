@@ -57,6 +57,7 @@ def probe_epochs(module, d_in, hidden, seed, batch_size, epochs):
             return self.linear2(jax.nn.relu(self.linear1(x)))
 
     import os
+    import shutil
     import tempfile
 
     model = MLP(d_in, hidden, rngs=nnx.Rngs(seed))
@@ -76,6 +77,7 @@ def probe_epochs(module, d_in, hidden, seed, batch_size, epochs):
             if name.endswith(".mlir") and len(compiled) > 0:  # the first epoch compiles: only the second's are read
                 with open(os.path.join(folder, name)) as f:
                     texts.append(f.read(2_000_000))
+        shutil.rmtree(folder, ignore_errors=True)
         compiled.append(texts)
     return {"losses": losses, "traces": traces_per_epoch, "compiled_in_second": compiled[-1],
             "params": nnx.to_pure_dict(nnx.state(model, nnx.Param))}

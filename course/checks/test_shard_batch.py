@@ -46,6 +46,7 @@ COLLECTIVES = {f"stablehlo.{name}" for name in
 
 def probe_shard(module, x, hidden, seed):
     import os
+    import shutil
     import tempfile
 
     import jax
@@ -82,6 +83,7 @@ def probe_shard(module, x, hidden, seed):
         if name.endswith(".mlir"):
             with open(os.path.join(folder, name)) as f:
                 programs.append(f.read(2_000_000))
+    shutil.rmtree(folder, ignore_errors=True)
     return {
         "n_devices": len(jax.devices()),
         "mesh_program": mesh_program,
