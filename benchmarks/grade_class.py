@@ -32,7 +32,12 @@ With --gradescope it grades one submission the way Gradescope's
 run_autograder does (`grade --gradescope`, one process tree, one child at a
 time) and prints that tree's peak: the memory an autograder container needs.
 
+With --compare-fresh it grades the class with 1 job a second time, every sandboxed child
+started afresh instead of forked from the worker's zygote (`course.engine.zygote`), and
+prints the ratio of the median submission's time.
+
     .venv/bin/python benchmarks/grade_class.py [--submissions 40] [--exercises a,b] [--no-shards] [--one-job]
+                                               [--compare-fresh]
     .venv/bin/python benchmarks/grade_class.py --gradescope [--exercises a,b]
 """
 
@@ -95,7 +100,7 @@ def machine_busy_s() -> float:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def measured(argv: list[str], label: str) -> subprocess.CompletedProcess:
+def measured(argv: list[str], label: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run `argv`, print its wall and CPU time, the load average and its process tree's peak memory.
 
     CPU time is counted three ways: what the grader's reaped children report (os.times; a
@@ -106,7 +111,8 @@ def measured(argv: list[str], label: str) -> subprocess.CompletedProcess:
     cpu_before = os.times()
     busy_before = machine_busy_s()
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=None if env is None else {**os.environ, **env})
     peak = [0.0]
     seen: dict[tuple[int, float], float] = {}
     done = threading.Event()
@@ -141,11 +147,12 @@ def measured(argv: list[str], label: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def run(class_dir: Path, out: Path, exercises: list, jobs: int, *extra: str) -> tuple[float, dict]:
+def run(class_dir: Path, out: Path, exercises: list, jobs: int, *extra: str, env: dict | None = None,
+        note: str = "") -> tuple[float, dict]:
     argv = [sys.executable, "-m", "course", "grade", str(class_dir), "--out", str(out), "--jobs", str(jobs),
             "--exercises", ",".join(e.name for e in exercises), "--seed", "1", "--quiet", *extra]
     t0 = time.perf_counter()
-    proc = measured(argv, f"{jobs} job{'s' if jobs > 1 else ''}{' ' + ' '.join(extra) if extra else ''}")
+    proc = measured(argv, f"{jobs} job{'s' if jobs > 1 else ''}{' ' + ' '.join(extra) if extra else ''}{note}", env)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         sys.exit(f"grading failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -195,6 +202,13 @@ def per_submission(subs: list[dict], n_exercises: int) -> None:
     print(f"peak memory: worker {worker:.0f} MiB (target < 1536 MiB)  {'PASS' if worker < 1536 else 'MISS'}")
 
 
+def _children(subs: list[dict]) -> str:
+    counts = [s.get("worker", {}).get("children") or {} for s in subs]
+    forked = statistics.median(c.get("forked", 0) for c in counts)
+    fresh = statistics.median(c.get("fresh", 0) for c in counts)
+    return f"median {forked:g} forked from a zygote, {fresh:g} started afresh"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=40)
@@ -202,6 +216,9 @@ def main() -> int:
     parser.add_argument("--no-shards", action="store_true", help="skip the shard and merge measurement")
     parser.add_argument("--one-job", action="store_true",
                         help="grade with 1 job only: skip the 2-job run and its speed-up (implies --no-shards)")
+    parser.add_argument("--compare-fresh", action="store_true",
+                        help="grade with 1 job a second time with every child started afresh "
+                             "(JAXLINGS_FORK_CHILDREN=0) and print the ratio")
     parser.add_argument("--gradescope", action="store_true",
                         help="grade one submission as Gradescope does and print its process tree's peak memory")
     args = parser.parse_args()
@@ -218,6 +235,8 @@ def main() -> int:
         load_start = os.getloadavg()[0]
         wall1, report1 = run(class_dir, Path(tmp) / "out1", exercises, 1)
         load_1job = os.getloadavg()[0]
+        fresh = (run(class_dir, Path(tmp) / "out-fresh", exercises, 1, env={"JAXLINGS_FORK_CHILDREN": "0"},
+                     note=", children started afresh") if args.compare_fresh else None)
         wall2 = None if args.one_job else run(class_dir, Path(tmp) / "out2", exercises, 2)[0]
         sharded = None if args.no_shards or args.one_job else shard_and_merge(class_dir, Path(tmp), exercises)
     subs = report1["submissions"]
@@ -229,13 +248,20 @@ def main() -> int:
     overhead = per_sub - checking
     around = statistics.median(s["duration"] - c for s, c in zip(subs, checks))
     fixed = wall1 - sum(s["duration"] for s in subs)
-    print(f"isolation: {report1['run']['isolation']['tier']}")
+    print(f"isolation: {report1['run']['isolation']['tier']}; sandboxed children per submission: "
+          f"{_children(subs)}")
     print(f"1 job : {wall1:7.1f} s wall, {per_sub:.2f} s per submission, of which the checks report {checking:.2f} s")
     print(f"grader's own overhead per submission (1 job): {overhead:.2f} s = {per_sub:.2f} s - {checking:.2f} s; "
           f"target < 3 s: {'PASS' if overhead < 3 else 'MISS'} (load average {load_start:.2f} -> {load_1job:.2f} "
           f"on {os.cpu_count()} cores)")
     print(f"  around each submission's checks in the worker: median {around:.2f} s; the run's fixed cost "
           f"{fixed:.1f} s in all, {fixed / len(subs):.2f} s per submission over {len(subs)}")
+    if fresh is not None:
+        wall_f, report_f = fresh
+        subs_f = report_f["submissions"]
+        med, med_f = (statistics.median(s["duration"] for s in x) for x in (subs, subs_f))
+        print(f"children started afresh: {wall_f:7.1f} s wall, median {med_f:.1f} s per submission "
+              f"({_children(subs_f)}); forked from a zygote: median {med:.1f} s, {med_f / med:.2f}x faster")
     if wall2 is not None:
         speedup = wall1 / wall2
         print(f"2 jobs: {wall2:7.1f} s wall")

@@ -38,9 +38,24 @@ def _tier(name: str):
         pytest.skip(f"{name} is not available here: {exc}")
 
 
-@pytest.fixture(scope="module", params=["bubblewrap", "unshare"])
+@pytest.fixture(scope="module", params=["bubblewrap", "unshare", "unshare-forked"])
 def tier(request):
-    return _tier(request.param)
+    """A sandbox tier; "unshare-forked": the unshare tier with every child forked from a zygote
+    that has imported JAX (`course.engine.zygote`), as a grading worker starts them."""
+    if request.param != "unshare-forked":
+        yield _tier(request.param)
+        return
+    from course.engine.sandbox import use_zygote
+    from course.engine.zygote import Zygote
+
+    iso = _tier("unshare")
+    zygote = Zygote(isolation.child_env(home=isolation.INSIDE_HOME, tmp="/tmp"))
+    before = use_zygote(zygote)
+    try:
+        yield iso
+    finally:
+        use_zygote(before)
+        zygote.close()
 
 
 @pytest.fixture(scope="module")

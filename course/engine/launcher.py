@@ -258,7 +258,22 @@ def become_learner() -> None:
         os.setresuid(INNER_ID, INNER_ID, INNER_ID)
 
 
-def _init(cfg: dict, argv: list[str], env: dict, status_w: int) -> None:
+CAP_VERSION_3 = 0x20080522
+
+
+def drop_capabilities() -> None:
+    """Empty effective, permitted and inheritable sets (and so the ambient set): what
+    `execve` does for a non-root uid, for a payload that never execs (`zygote.py`)."""
+    header = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    _check(_libc.capset(header, data), "drop capabilities")
+    with open("/proc/self/status") as f:
+        held = [line.split()[1] for line in f if line.startswith(("CapEff:", "CapPrm:", "CapAmb:"))]
+    if any(int(h, 16) for h in held):
+        raise SetupError(f"capabilities left after dropping them: {held}")
+
+
+def _init(cfg: dict, argv: list[str], env: dict, status_w: int, run_payload=None) -> None:
     """pid 1 of the new namespace: build the root, start the payload, pass on its end."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     try:
@@ -272,8 +287,10 @@ def _init(cfg: dict, argv: list[str], env: dict, status_w: int) -> None:
             become_learner()
             _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
             os.chdir(cfg["home"])
+            if run_payload is not None:
+                run_payload(argv, env)  # never returns
             os.execve(argv[0], argv, env)
-        except OSError as exc:
+        except (OSError, SetupError) as exc:
             os.write(2, f"jaxlings-sandbox: cannot start {argv[0]}: {exc}\n".encode())
         os._exit(SETUP_FAILED)
     _quiet_stdio()
@@ -338,7 +355,8 @@ def join_cgroup(procs: str) -> None:
     _write(procs, str(os.getpid()))
 
 
-def main(args: list[str]) -> None:
+def main(args: list[str], payload=None) -> None:
+    """`payload(argv, env)`, when given, runs in place of `execve(argv)` (`zygote.py`)."""
     cfg = json.loads(args[0])
     argv = args[2:] if len(args) > 1 and args[1] == "--" else args[1:]
     env = dict(os.environ)
@@ -360,7 +378,7 @@ def main(args: list[str]) -> None:
     init = os.fork()
     if init == 0:
         os.close(status_r)
-        _init(cfg, argv, env, status_w)
+        _init(cfg, argv, env, status_w, payload)
         os._exit(SETUP_FAILED)
     os.close(status_w)
     _quiet_stdio()

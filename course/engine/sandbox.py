@@ -33,6 +33,7 @@ from course.engine.isolation import Sandbox
 from course.engine.launcher import SETUP_FAILED
 from course.engine.child import HEADER
 from course.engine.wire import DecodeError, from_wire, read_json, to_wire
+from course.engine.zygote import ForkedProcess, Zygote, ZygoteGone
 from course.engine.words import _
 
 CHILD_SCRIPT = Path(__file__).resolve().parent / "child.py"
@@ -47,6 +48,18 @@ STDERR_KEEP = 64 * 1024
 # A compilation cache named by the user is trusted by the user's own JAX; the
 # learner's process gets its own (`course.engine.runner.CompileCache`) or none.
 _DROP_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "PYTHONSTARTUP", "PYTHONINSPECT", "JAX_COMPILATION_CACHE_DIR")
+
+
+_ZYGOTE: Zygote | None = None
+STARTED = {"forked": 0, "fresh": 0}  # sandboxed children this process started, by how they started
+
+
+def use_zygote(zygote: Zygote | None) -> Zygote | None:
+    """Fork sandboxed children (unshare tier) from `zygote`, or (None) start each afresh.
+    Returns the one used before."""
+    global _ZYGOTE
+    old, _ZYGOTE = _ZYGOTE, zygote
+    return old
 
 
 def child_environment(base: dict[str, str] | None, extra: dict[str, str] | None) -> dict[str, str]:
@@ -94,16 +107,11 @@ class LearnerProcess:
             cwd = self._own_cwd.name
         argv = [*argv_prefix, *argv]
         self.started = time.monotonic()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,  # its own process group, so a kill reaches its children
-            bufsize=0,
-        )
+        self.proc = self._forked(argv, env, cwd, argv_prefix, python)
+        if self.proc is None:
+            self.proc = self._popen(argv, env, cwd)
+        if sandbox is not None:
+            STARTED["forked" if isinstance(self.proc, ForkedProcess) else "fresh"] += 1
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
         self._stderr_total = 0
@@ -118,6 +126,30 @@ class LearnerProcess:
         self.dead: LearnerFailure | None = None
         self.killed_by_us = False
         self._ps: psutil.Process | None = None
+
+    def _forked(self, argv, env, cwd, argv_prefix, python) -> "ForkedProcess | None":
+        """The child forked by this process's zygote (`use_zygote`) where it can be."""
+        zygote = _ZYGOTE
+        if (zygote is None or self.sandbox is None or self.sandbox.tier != "unshare" or python != sys.executable
+                or not zygote.accepts(env, tuple(argv_prefix))):
+            return None
+        try:
+            return zygote.spawn(argv[4:], env, str(cwd))  # the launcher's own arguments
+        except ZygoteGone:
+            return None
+
+    @staticmethod
+    def _popen(argv, env, cwd) -> subprocess.Popen:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,  # its own process group, so a kill reaches its children
+            bufsize=0,
+        )
 
     def stage(self, learner_file: Path) -> str:
         """The path this child should load `learner_file` from (a sandbox sees only a copy)."""
@@ -299,6 +331,12 @@ class LearnerProcess:
             if self._ps is None:
                 self._ps = psutil.Process(self.proc.pid)
             procs = [self._ps, *self._ps.children(recursive=True)]
+            if isinstance(self.proc, ForkedProcess):
+                # Its launcher and the namespace's init are forks of the zygote: each maps the
+                # libraries the zygote imported, which a fresh launcher does not. The learner's
+                # processes are the rest (the payload, what it starts, what init adopts).
+                outer = {self._ps.pid, *(p.pid for p in self._ps.children())}
+                procs = [p for p in procs if p.pid not in outer]
             rss = 0
             for p in procs:
                 try:
@@ -370,6 +408,12 @@ class LearnerProcess:
 
     # -- lifetime ------------------------------------------------------------
     def kill(self) -> None:
+        if isinstance(self.proc, ForkedProcess):
+            # The zygote reaps it only once released: its group is still its own.
+            if self.proc.poll() is None:
+                self.killed_by_us = True
+            self.proc.kill()
+            return
         if self.proc.returncode is not None:
             return  # reaped: its group id may belong to another process by now
         try:
@@ -404,6 +448,8 @@ class LearnerProcess:
                 stream.close()  # type: ignore[union-attr]
             except OSError:
                 pass
+        if isinstance(self.proc, ForkedProcess):
+            self.proc.release()
         if self._own_cwd is not None:
             self._own_cwd.cleanup()
             self._own_cwd = None

@@ -162,6 +162,8 @@ class Pool:
             mem = msg.get("memory") or {}
             self.memory.append(dict(submission=msg["submission"], pid=slot.proc.pid, **mem))
             msg["result"]["worker"] = dict(pid=slot.proc.pid, submissions=slot.graded, **mem)
+            if isinstance(msg.get("children"), dict):  # sandboxed children: forked from a zygote, or fresh
+                msg["result"]["worker"]["children"] = msg["children"]
             on_result(msg["result"])
             slot.worn = self._worn_out(slot, mem)
             return 1

@@ -61,6 +61,12 @@ class Worker:
         # A small container (Gradescope's, without prestart) keeps the least it can: it drops
         # compiled programs after every exercise.
         self.forgetting = Forgetting(FORGET_RSS_MB if config.get("prestart", True) else 0)
+        self.zygote = _start_zygote(self.isolation, config)
+
+    def close(self) -> None:
+        if self.zygote is not None:
+            _stop_zygote(self.zygote)
+            self.zygote = None
 
     def grade(self, job: dict) -> dict:
         sub = Submission(job["id"], Path(job["source"]))
@@ -161,6 +167,13 @@ class Worker:
             _remove(copy)
             return traceback.format_exc(limit=8)
         return prepared, copy
+
+
+def _stop_zygote(zygote) -> None:
+    from course.engine.sandbox import use_zygote
+
+    use_zygote(None)
+    zygote.close()
 
 
 class Forgetting:
@@ -303,12 +316,37 @@ def main() -> int:
         emit({"event": "fatal", "message": f"{type(exc).__name__}: {exc}", "detail": traceback.format_exc()})
         return 1
     emit({"event": "ready"})
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        job = json.loads(line)
-        emit({"event": "done", "submission": job["id"], "result": worker.grade(job), "memory": memory()})
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            job = json.loads(line)
+            from course.engine.sandbox import STARTED
+
+            before = dict(STARTED)
+            result = worker.grade(job)
+            children = {k: STARTED[k] - before[k] for k in STARTED}
+            emit({"event": "done", "submission": job["id"], "result": result, "memory": memory(),
+                  "children": children})
+    finally:
+        worker.close()
     return 0
+
+
+def _start_zygote(isolation: Isolation, config: dict):
+    """A zygote the sandboxed children are forked from (`course.engine.zygote`), where it can
+    serve: the unshare tier, and a worker that may hold one more process in memory (not a
+    small container's, which runs without prestart). JAXLINGS_FORK_CHILDREN=0 turns it off."""
+    if (isolation.tier != "unshare" or not config.get("prestart", True)
+            or os.environ.get("JAXLINGS_FORK_CHILDREN", "1") == "0"):
+        return None
+    from course.engine.isolation import INSIDE_HOME, child_env
+    from course.engine.sandbox import use_zygote
+    from course.engine.zygote import Zygote
+
+    zygote = Zygote(child_env(home=INSIDE_HOME, tmp="/tmp"))
+    use_zygote(zygote)
+    return zygote
 
 
 def memory() -> dict:
