@@ -114,6 +114,45 @@ def test_a_forked_child_runs_in_the_sandbox_without_importing_the_libraries_agai
     assert ready_in < 30
 
 
+FACTS = """
+import ctypes, os, re, resource, sys
+def f():
+    libc = ctypes.CDLL(None)
+    status = open("/proc/self/status").read()
+    fds = {n: re.sub(r"[0-9]+", "N", os.readlink("/proc/self/fd/" + n)) for n in os.listdir("/proc/self/fd")
+           if os.path.exists("/proc/self/fd/" + n)}
+    return {
+        "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()],
+        "caps": sorted(l for l in status.splitlines() if l.startswith(("Cap", "NoNewPrivs", "Seccomp"))),
+        "dumpable": libc.prctl(3, 0, 0, 0, 0),
+        "own /proc files": os.stat("/proc/self/environ").st_uid,
+        "fds": fds,
+        "environ": sorted(os.environ.items()),
+        "cwd": os.getcwd(),
+        "path": sys.path,
+        "main": sys.modules["__main__"].__file__,
+        "limits": [resource.getrlimit(r) for r in (resource.RLIMIT_DATA, resource.RLIMIT_NPROC)],
+        "pid": os.getpid(),
+        "tmp": os.listdir("/tmp"),
+    }
+"""
+
+
+def test_a_forked_child_is_in_the_state_a_fresh_child_is_in(tier, zygote, tmp_path):
+    """What `execve` would have done for a fresh child (drop capabilities, make the process
+    dumpable again, close the launcher's close-on-exec pipes), done for a forked one."""
+    seen = {}
+    for forked in (True, False):
+        proc = _child(tier, zygote if forked else None)
+        try:
+            assert isinstance(proc.proc, ForkedProcess) is forked
+            seen[forked] = _call(proc, tmp_path, FACTS)
+        finally:
+            proc.close()
+    assert seen[True] == seen[False], {k: (seen[True][k], seen[False][k]) for k in seen[True]
+                                       if seen[True][k] != seen[False][k]}
+
+
 def test_the_zygote_never_holds_what_a_child_was_told(tier, zygote, tmp_path):
     """Every later child (the next learner's) is a copy of the zygote: a child's configuration
     (its environment, its sandbox's folders, its learner's file name) goes to the fork alone."""

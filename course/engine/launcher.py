@@ -60,6 +60,7 @@ MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PROC_MAX_USERNS = "/proc/sys/user/max_user_namespaces"
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}
@@ -271,6 +272,8 @@ def drop_capabilities() -> None:
         held = [line.split()[1] for line in f if line.startswith(("CapEff:", "CapPrm:", "CapAmb:"))]
     if any(int(h, 16) for h in held):
         raise SetupError(f"capabilities left after dropping them: {held}")
+    # Changing uids made it undumpable, its /proc files root's: `execve` would make it dumpable again.
+    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
 
 
 def _init(cfg: dict, argv: list[str], env: dict, status_w: int, run_payload=None) -> None:

@@ -374,8 +374,13 @@ def _become_child(sock: socket.socket, fds: list[int]) -> None:
         chunks.append(chunk)
     os.close(config_fd)
     config = json.loads(b"".join(chunks))
+    # The child's environment, plus what the libraries' imports put in the zygote's (JAX sets
+    # TPU_SKIP_MDS_QUERY): a fresh child's imports would have put it in its own.
+    by_imports = {k: v for k, v in os.environ.items() if _START_ENV.get(k) != v}
     os.environ.clear()
     os.environ.update(config["env"])
+    for key, value in by_imports.items():
+        os.environ.setdefault(key, value)
     os.chdir(config["cwd"])
     from course.engine import launcher
 
@@ -388,6 +393,7 @@ def _run_child(argv: list[str], env: dict[str, str]) -> None:
     host's course folder does not exist in here, and nothing in the child should name it."""
     from course.engine import launcher
 
+    _close_on_exec_fds()
     launcher.drop_capabilities()
     numpy = sys.modules.get("numpy")
     if numpy is not None:  # NumPy's global generator would be the zygote's in every child (`random` reseeds itself)
@@ -411,8 +417,28 @@ def _run_child(argv: list[str], env: dict[str, str]) -> None:
         os._exit(1)
 
 
+def _close_on_exec_fds() -> None:
+    """Close what `execve` would: every descriptor marked close-on-exec (the launcher's pipe
+    for the payload's status, among others), so the payload holds what a fresh child holds."""
+    import fcntl
+
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd < 3:
+            continue
+        try:
+            if fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC:
+                os.close(fd)
+        except OSError:
+            pass  # the listing's own descriptor, closed by now
+
+
+_START_ENV: dict[str, str] = {}
+
+
 def main(argv: list[str]) -> int:
     sock = socket.socket(fileno=int(argv[0]))
+    _START_ENV.update(os.environ)
     _import_libraries()
     serve(sock)
     return 0
