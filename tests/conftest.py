@@ -82,10 +82,12 @@ def case_seed(*case: str) -> int | None:
 @pytest.fixture(scope="session")
 def course_check_session(course_compile_cache):
     """One warm CheckSession for the real course's exercises and attacks: their cases come grouped by
-    exercise, from both modules in turn, and a session per module would start afresh at each turn."""
+    exercise, from both modules in turn, and a session per module would start afresh at each turn.
+    Its children are forked from a zygote, as a grading worker's are (where the unshare tier is in
+    force): the verdicts under test are the grader's, and each case skips importing JAX again."""
     from course.engine.runner import CheckSession
 
-    with CheckSession(compile_cache=course_compile_cache) as s:
+    with CheckSession(compile_cache=course_compile_cache, fork_children=True) as s:
         yield s
 
 

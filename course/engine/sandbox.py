@@ -86,8 +86,10 @@ class LearnerProcess:
         preload: bool = True,
         python: str = sys.executable,
         sandbox: Sandbox | None = None,
+        zygote: Zygote | None = None,
     ) -> None:
         self.memory_mb = memory_mb
+        self._zygote = zygote
         self.sandbox = sandbox
         self._own_cwd = None
         script = str(CHILD_SCRIPT) if sandbox is None else sandbox.child_script
@@ -128,8 +130,8 @@ class LearnerProcess:
         self._ps: psutil.Process | None = None
 
     def _forked(self, argv, env, cwd, argv_prefix, python) -> "ForkedProcess | None":
-        """The child forked by this process's zygote (`use_zygote`) where it can be."""
-        zygote = _ZYGOTE
+        """The child forked by its zygote (this one's, or the process's: `use_zygote`) where it can be."""
+        zygote = self._zygote if self._zygote is not None else _ZYGOTE
         if (zygote is None or self.sandbox is None or self.sandbox.tier != "unshare" or python != sys.executable
                 or not zygote.accepts(env, tuple(argv_prefix))):
             return None
