@@ -73,6 +73,27 @@ def test_parameter_count_matches_nnx(learner, reference, rng, seed):
                         "(the NNX MLP({d_in}, {hidden}) has this many)").format(hidden=hidden, d_in=d_in))
 
 
+def test_kernels_are_drawn_from_the_key(learner, rng, seed):
+    """`init` with two keys: each kernel holds random numbers drawn from the key (nn.Dense's default
+    initialiser). A constant initialiser (zeros: every hidden unit the same, forever) or one that
+    ignores the key gives a network the count and output checks cannot tell apart."""
+    d_in, hidden, _batch = SIZES[int(rng.integers(len(SIZES)))]
+    x = rng.standard_normal((3, d_in)).astype(np.float32)
+    kernels = []
+    for key in (seed, (seed + 1) % 2**31):
+        got = learner.probe(probe_init_apply, d_in, hidden, key, x)
+        _no_params(got)
+        _check_shapes(got["leaves"], d_in, hidden, x)
+        by_shape = {tuple(np.shape(leaf)): np.asarray(leaf, np.float64) for leaf in got["leaves"]}
+        kernels.append([by_shape[(d_in, hidden)], by_shape[(hidden, 1)]])
+    for (first, second), shape in zip(zip(*kernels), [(d_in, hidden), (hidden, 1)]):
+        if not np.all(np.isfinite(first)) or np.ptp(first) == 0 or np.array_equal(first, second):
+            fail(_("MLP(hidden={hidden}).init(key, x of shape {x}): the kernel of shape {shape} is the same for "
+                   "two keys, or holds one value throughout. Keep nn.Dense's default kernel initialiser, which "
+                   "draws random numbers from the key; a constant one makes every hidden unit alike.").format(
+                hidden=hidden, x=x.shape, shape=shape))
+
+
 def test_output_follows_the_parameters(learner, rng, seed):
     d_in, hidden, batch = SIZES[int(rng.integers(len(SIZES)))]
     x = rng.standard_normal((batch, d_in)).astype(np.float32)

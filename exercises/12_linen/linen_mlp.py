@@ -23,7 +23,8 @@ Write two things.
    PyTorch: `sum(p.numel() for p in model.parameters())`.
 
 What the checks do: `init` your MLP for random input sizes and hidden sizes,
-compare its parameter count with the NNX model's, recompute its output from
+compare its parameter count with the NNX model's, and require its kernels to be
+drawn from the key (two keys, two different kernels); recompute its output from
 its own parameters (found by shape) in NumPy and compare with `apply`; check
 the default width; and compare `count_params` with the reference on random trees.
 """
