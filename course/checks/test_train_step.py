@@ -20,7 +20,12 @@ MODEL_SIZES = [(4, 8), (9, 16)]
 BATCH_SIZES = [16, 32]
 
 # What probe_steps reports: [key, fields], worded here in the learner's language.
-PROBE_ERRORS = {"not_optimizer": N_("make_optimizer returned {type}, expected an nnx.Optimizer.")}
+PROBE_ERRORS = {
+    "not_optimizer": N_("make_optimizer returned {type}, expected an nnx.Optimizer."),
+    "trains_other_variables": N_("make_optimizer's optimizer trains {trained} arrays of a model whose nnx.Param hold "
+                                 "{params}: it also takes variables that are not parameters (this model holds one, as "
+                                 "BatchNorm holds its statistics). Pass wrt=nnx.Param."),
+}
 
 
 def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init, sgd=False):
@@ -41,9 +46,18 @@ def probe_steps(module, d_in, hidden, seed, learning_rate, xs, ys, init, sgd=Fal
     state = nnx.state(model, nnx.Param)
     nnx.replace_by_pure_dict(state, init)
     nnx.update(model, state)
+    # A variable that is not a parameter, unused by the forward pass (as a BatchNorm's statistics
+    # are not trained): an optimizer over every nnx.Variable takes it in, an nnx.Param one does not.
+    model.calls = nnx.Variable(jnp.zeros((), jnp.float32))
     optimizer = module.make_optimizer(model, learning_rate)
     if not isinstance(optimizer, nnx.Optimizer):
         return {"error": ["not_optimizer", {"type": type(optimizer).__name__}]}
+    wrt = getattr(optimizer, "wrt", None)
+    if wrt is not None:
+        trained = len(jax.tree.leaves(nnx.state(model, wrt)))
+        params = len(jax.tree.leaves(nnx.state(model, nnx.Param)))
+        if trained != params:
+            return {"error": ["trains_other_variables", {"trained": trained, "params": params}]}
     losses = []
     for x, y in zip(xs, ys):
         losses.append(module.train_step(model, optimizer, jnp.asarray(x), jnp.asarray(y)))
