@@ -147,6 +147,12 @@ def choose_course(folder: str | None) -> tuple[str | None, Callable[[], str] | N
         if not folder.strip():
             return None, lambda: _("--course needs a folder")
         paths.select_course(folder)
+    elif os.environ.get(paths.COURSE_ENV):
+        # Absolute from here on, for every process this one starts: a grading worker works in
+        # a folder of its own, where a relative path names nothing.
+        paths.select_course(os.environ[paths.COURSE_ENV])
+    if os.environ.get(paths.WORKSPACE_ENV):
+        os.environ[paths.WORKSPACE_ENV] = os.path.abspath(os.path.expanduser(os.environ[paths.WORKSPACE_ENV]))
     chosen = bool(os.environ.get(paths.COURSE_ENV))
     root = paths.course_root()
     if chosen and not manifest_path(root).is_file():

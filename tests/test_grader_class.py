@@ -154,6 +154,18 @@ def graded(tmp_path_factory):
     return dict(class_dir=class_dir, out=out, report=report, subs=subs, victim_before=victim_before)
 
 
+def test_a_course_named_by_a_relative_path_is_graded(tmp_path):
+    """JAXLINGS_COURSE_ROOT relative to where `grade` is started: its workers, which work in a
+    folder of their own, still find the course."""
+    class_dir, out = tmp_path / "class", tmp_path / "out"
+    sol = (SOLUTIONS / "add.py").read_text(), (SOLUTIONS / "scale.py").read_text()
+    _write(class_dir / "ann", {"exercises/01_basics/add.py": sol[0], "exercises/01_basics/scale.py": sol[1]})
+    proc = grade(str(class_dir), "--out", str(out), "--quiet", course=COURSE.relative_to(ROOT))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [sub] = json.loads((out / "report.json").read_text())["submissions"]
+    assert sub["total"] == sub["max_total"] > 0, sub
+
+
 def ex(graded, sub: str, name: str) -> dict:
     return graded["subs"][sub]["exercises"][name]
 
