@@ -36,8 +36,12 @@ With --compare-fresh it grades the class with 1 job a second time, every sandbox
 started afresh instead of forked from the worker's zygote (`course.engine.zygote`), and
 prints the ratio of the median submission's time.
 
+With --compare-compile it grades the class with 1 job a second time with XLA's default
+CPU options (JAXLINGS_FAST_COMPILE=0; `course.engine.compile_flags`) and prints the
+ratio of the median submission's time and of the CPU the process tree used.
+
     .venv/bin/python benchmarks/grade_class.py [--submissions 40] [--exercises a,b] [--no-shards] [--one-job]
-                                               [--compare-fresh]
+                                               [--compare-fresh] [--compare-compile]
     .venv/bin/python benchmarks/grade_class.py --gradescope [--exercises a,b]
 """
 
@@ -219,6 +223,9 @@ def main() -> int:
     parser.add_argument("--compare-fresh", action="store_true",
                         help="grade with 1 job a second time with every child started afresh "
                              "(JAXLINGS_FORK_CHILDREN=0) and print the ratio")
+    parser.add_argument("--compare-compile", action="store_true",
+                        help="grade with 1 job a second time with XLA's default CPU options "
+                             "(JAXLINGS_FAST_COMPILE=0) and print the ratio")
     parser.add_argument("--gradescope", action="store_true",
                         help="grade one submission as Gradescope does and print its process tree's peak memory")
     args = parser.parse_args()
@@ -237,7 +244,11 @@ def main() -> int:
         load_1job = os.getloadavg()[0]
         fresh = (run(class_dir, Path(tmp) / "out-fresh", exercises, 1, env={"JAXLINGS_FORK_CHILDREN": "0"},
                      note=", children started afresh") if args.compare_fresh else None)
-        wall2 = None if args.one_job else run(class_dir, Path(tmp) / "out2", exercises, 2)[0]
+        default_compile = (run(class_dir, Path(tmp) / "out-default-compile", exercises, 1,
+                               env={"JAXLINGS_FAST_COMPILE": "0"}, note=", XLA's default CPU options")
+                           if args.compare_compile else None)
+        two = None if args.one_job else run(class_dir, Path(tmp) / "out2", exercises, 2)
+        wall2 = None if two is None else two[0]
         sharded = None if args.no_shards or args.one_job else shard_and_merge(class_dir, Path(tmp), exercises)
     subs = report1["submissions"]
     per_submission(subs, len(exercises))

@@ -19,7 +19,10 @@ The real course's exercise and attack cases each run their check on a seed of th
 stays the same from run to run (`case_seed`): a verdict that differs between two runs of the
 suite is then a change in the code, never the luck of the draw. `JAXLINGS_SEED=N` runs every
 case on N; `JAXLINGS_TEST_SEEDS=random` draws a fresh seed for each, as a learner's check does.
-`benchmarks/check_seeds.py` runs every case on many seeds, to find checks that a draw can fool."""
+`benchmarks/check_seeds.py` runs every case on many seeds, to find checks that a draw can fool.
+
+The suite's processes compile with the checks' XLA options (`course.engine.compile_flags`), as
+every process that checks does; JAXLINGS_FAST_COMPILE=0 runs it with XLA's defaults."""
 
 import atexit
 import os
@@ -40,6 +43,12 @@ if "XDG_CACHE_HOME" not in os.environ:
     os.environ["XDG_CACHE_HOME"] = _cache_home
     atexit.register(shutil.rmtree, _cache_home, ignore_errors=True)
 
+# Checks compile with XLA options of their own (course.engine.compile_flags) where the checking
+# process's backend has not started yet, as in the check server, the app and a grading worker.
+# Adopted here, before any test runs JAX, so the suite's own check sessions judge as theirs do.
+from course.engine import compile_flags  # noqa: E402
+
+compile_flags.adopt()
 
 import pytest  # noqa: E402
 

@@ -276,9 +276,17 @@ def use_trusted_cache(folder: Path) -> None:
     """Point this process's JAX at the trusted cache, unless the user chose one."""
     import jax
 
+    from course.engine import compile_flags
+
     current = jax.config.jax_compilation_cache_dir
     if current is not None:
         return  # already set: by an earlier session, or by the user (JAX_COMPILATION_CACHE_DIR)
+    if compile_flags.adopted():
+        # JAX keys an entry on XLA_FLAGS as the environment holds it when it compiles, and this
+        # process compiles with the check's options without holding them there: its entries are
+        # kept apart from those of a process that compiled with XLA's defaults.
+        folder = folder / compile_flags.TRUSTED_SUBFOLDER
+        folder.mkdir(mode=0o700, exist_ok=True)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
     jax.config.update("jax_compilation_cache_max_size", -1)

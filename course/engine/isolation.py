@@ -224,7 +224,9 @@ def child_env(*, home: str, tmp: str, extra: dict[str, str] | None = None,
                PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1", PYTHONUNBUFFERED="1")
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env.update(extra or {})
-    return env
+    from course.engine.compile_flags import for_child
+
+    return for_child(env)
 
 
 # -- host folders: private, locked while in use, swept when their owner died ------

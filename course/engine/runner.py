@@ -35,6 +35,7 @@ from course.catalog import Exercise, checks_dir
 from course.engine.checking import CheckFailure, LearnerFailure, has_seed_line, seed_line
 from course.engine.words import N_, _, render
 from course.engine.wire import from_wire, to_plain, to_wire
+from course.engine import compile_flags
 from course.engine.caches import (CACHE_MAX_BYTES, CompileCache, cache_env as _cache_env,  # noqa: F401 - kept names
                                   trim as _trim_cache, usable_cache as _usable_cache,
                                   use_trusted_cache as _use_trusted_cache, workspace_compile_cache)
@@ -709,6 +710,8 @@ class CheckSession:
         sandbox_copy: Path | None = None,
         fork_children: bool = False,
     ) -> None:
+        # Compiling faster, on every side of the check or on none (before any child's environment is made).
+        compile_flags.adopt()
         # One probe per process ("auto"), shared by every session in it.
         self.isolation: Isolation | None = for_checks() if isolation == "auto" else isolation  # type: ignore
         self.sandbox_slot = sandbox_slot

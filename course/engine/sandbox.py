@@ -70,7 +70,9 @@ def child_environment(base: dict[str, str] | None, extra: dict[str, str] | None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra or {})
-    return env
+    from course.engine.compile_flags import for_child
+
+    return for_child(env)
 
 
 class LearnerProcess:
