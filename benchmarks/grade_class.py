@@ -273,9 +273,19 @@ def main() -> int:
         med, med_f = (statistics.median(s["duration"] for s in x) for x in (subs, subs_f))
         print(f"children started afresh: {wall_f:7.1f} s wall, median {med_f:.1f} s per submission "
               f"({_children(subs_f)}); forked from a zygote: median {med:.1f} s, {med_f / med:.2f}x faster")
+    if default_compile is not None:
+        wall_d, report_d = default_compile
+        subs_d = report_d["submissions"]
+        med, med_d = (statistics.median(s["duration"] for s in x) for x in (subs, subs_d))
+        print(f"XLA's default CPU options: {wall_d:7.1f} s wall, median {med_d:.1f} s per submission; "
+              f"with the check's options (--xla_cpu_use_fusion_emitters=false): median {med:.1f} s, "
+              f"{med_d / med:.2f}x faster")
     if wall2 is not None:
         speedup = wall1 / wall2
-        print(f"2 jobs: {wall2:7.1f} s wall")
+        subs2 = two[1]["submissions"]
+        parts = max(int((s.get("worker") or {}).get("parts") or 1) for s in subs2)
+        print(f"2 jobs: {wall2:7.1f} s wall, median {statistics.median(s['duration'] for s in subs2):.1f} s per "
+              f"submission" + (f" (each split into {parts} parts, one per exercise, over the 2 workers)" if parts > 1 else ""))
         print(f"speed-up with 2 jobs: {speedup:.2f}x (target >= 1.7x)  {'PASS' if speedup >= 1.7 else 'MISS'}")
     if sharded is not None:
         shards, merge = sharded

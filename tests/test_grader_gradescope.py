@@ -160,3 +160,33 @@ def test_a_container_too_small_is_refused_before_grading_with_results_that_say_s
                                     f"{gradescope.NEEDED_MB} MB)")
     assert doc["tests"] == [] and doc["score"] == 0
     assert not (tmp_path / "out" / "submissions").exists()
+
+
+def test_a_lone_submission_is_split_over_the_workers_where_the_container_holds_them(tmp_path, monkeypatch):
+    """Gradescope and GitHub Classroom grade one submission: where the container's memory allows
+    (no limit, as on GitHub's runners, or SPLIT_MB), its exercises are shared among the workers;
+    in a smaller container one worker grades them all. The score is the same."""
+    import argparse
+
+    from course.grader import cli, gradescope
+
+    monkeypatch.setenv("JAXLINGS_COURSE_ROOT", str(COURSE))
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+    (submission / "scale.py").write_text(WRONG_SCALE)
+    scores = {}
+    for limit in (None, gradescope.SPLIT_MB - 1):
+        monkeypatch.setattr(gradescope, "container_memory_mb", lambda limit=limit: limit)
+        out, results = tmp_path / f"out-{limit}", tmp_path / f"results-{limit}" / "results.json"
+        parser = argparse.ArgumentParser()
+        cli.add_arguments(parser)
+        args = parser.parse_args(["--gradescope", "--submission", str(submission), "--results", str(results),
+                                  "--out", str(out), "--jobs", "2", "--quiet"])
+        assert cli.run(args) == 0
+        report = json.loads((out / "report.json").read_text())
+        [sub] = report["submissions"]
+        assert report["run"]["workers_started"] == (2 if limit is None else 1)
+        assert sub["worker"].get("parts") == (2 if limit is None else None)
+        scores[limit] = json.loads(results.read_text())["score"]
+    assert scores[None] == scores[gradescope.SPLIT_MB - 1] == 2.0

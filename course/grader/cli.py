@@ -202,7 +202,8 @@ def _gradescope(args) -> int:
 def _gradescope_into(args, out: Path) -> int:
     from course.grader.batch import GradeError, grade, secrets_for
     from course.grader.discovery import Submission
-    from course.grader.gradescope import (NEEDED_MB, PRESTART_MB, SUBMISSION_BUDGET_S, WORKER_RESERVE_MB, ProgressiveResults,
+    from course.grader.gradescope import (NEEDED_MB, PRESTART_MB, SPLIT_MB, SUBMISSION_BUDGET_S, WORKER_RESERVE_MB,
+                                          ProgressiveResults,
                                           container_memory_mb, not_graded_json, results_json)
     from course.grader.reports import write_atomic
 
@@ -223,7 +224,10 @@ def _gradescope_into(args, out: Path) -> int:
     secrets = secrets_for(args.checks)
     progress = ProgressiveResults(args.results, secrets, visibility=args.visibility,
                                   partial=args.partial or args.points is not None)
-    opts = _options(args, class_dir=None, out_dir=out, jobs=1, resume=False, memory_mb=memory_mb,
+    # A lone submission is split over the workers where the container holds them (pool.split):
+    # GitHub's runners, a large Gradescope container. A smaller one grades with one worker.
+    jobs = 1 if limit is not None and limit < SPLIT_MB else (args.jobs or os.cpu_count() or 1)
+    opts = _options(args, class_dir=None, out_dir=out, jobs=jobs, resume=False, memory_mb=memory_mb,
                     submission_timeout=args.submission_timeout or SUBMISSION_BUDGET_S,
                     submissions=[Submission("submission", args.submission.resolve())],
                     hide=[args.submission.resolve(), args.results.resolve().parent],

@@ -113,6 +113,9 @@ SUBMISSION_BUDGET_S = 35 * 60
 NEEDED_MB = 3072
 WORKER_RESERVE_MB = 1280
 PRESTART_MB = 4096  # below this, learner children start one at a time (slower, one child less in memory)
+# Below this, one grading worker; from it, one per core, each taking the submission's exercises
+# as it comes free (course.grader.pool.split): two workers' trees peaked at 4100 MiB on the course.
+SPLIT_MB = 8192
 
 
 def container_memory_mb() -> int | None:

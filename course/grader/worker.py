@@ -69,6 +69,10 @@ class Worker:
             self.zygote = None
 
     def grade(self, job: dict) -> dict:
+        """The submission's result; for a part of it (`job["exercises"]`, see pool.split), the
+        result of those exercises only, joined with the other parts' by the pool."""
+        wanted = job.get("exercises")
+        exercises = [e for e in self.config["exercises"] if wanted is None or e["name"] in wanted]
         sub = Submission(job["id"], Path(job["source"]))
         started = time.monotonic()
         result = dict(id=sub.id, source=sub.source.name, fingerprint=job["fingerprint"], status="graded",
@@ -97,21 +101,23 @@ class Worker:
                     f"left out of the copy your code ran in (over {MAX_COPY_BYTES // 2**20} MiB in all; "
                     f"exercise files are always copied first): " + ", ".join(left_out[:10])
                     + (f" and {len(left_out) - 10} more" if len(left_out) > 10 else ""))
-            self._grade_all(sub.id, found, root, files, result)
+            mine = {e["name"] for e in exercises}
+            self._grade_all(sub.id, exercises, {n: w for n, w in found.items() if n in mine}, root, files, result)
         finally:
             _remove(staging)
         result["duration"] = round(time.monotonic() - started, 3)
-        return finish(result, {e["name"]: e["max_points"] for e in self.exercises})
+        return finish(result, {e["name"]: e["max_points"] for e in exercises})
 
-    def _grade_all(self, sub_id: str, found: dict, root: Path, files: list[Path], result: dict) -> None:
+    def _grade_all(self, sub_id: str, exercises: list[dict], found: dict, root: Path, files: list[Path],
+                   result: dict) -> None:
         """Every exercise in order; the next check run's copy and child start while one is checked."""
-        plan = [(ex, unit) for ex in self.exercises if ex["name"] in found for unit in self.engine.units(ex["name"])]
+        plan = [(ex, unit) for ex in exercises if ex["name"] in found for unit in self.engine.units(ex["name"])]
         # Starting the next child while one is checked hides its start-up but holds two
         # children in memory; a small container (Gradescope's) turns it off.
         ahead = self.config.get("prestart", True)
         upcoming = self._prepare(plan[0], found, root, files) if plan and ahead else None
         step = 0
-        for ex in self.exercises:
+        for ex in exercises:
             name = ex["name"]
             seed = derive_seed(self.config["run_seed"], sub_id, name)
             located = found.get(name)
@@ -311,6 +317,9 @@ def main() -> int:
         from course.i18n import set_language
 
         set_language(config.get("lang"))  # the check messages in the feedback follow the grader's --lang
+        from course.engine.compile_flags import adopt
+
+        adopt()  # before anything compiles: the references and the children share the same XLA options
         worker = Worker(config, emit)
     except Exception as exc:
         emit({"event": "fatal", "message": f"{type(exc).__name__}: {exc}", "detail": traceback.format_exc()})
