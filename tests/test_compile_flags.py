@@ -110,7 +110,7 @@ def test_a_jaxlib_that_does_not_know_a_flag_is_never_given_it():
 import json
 from course.engine import compile_flags
 compile_flags.FLAGS = ("--xla_cpu_no_such_flag_for_jaxlings=true",)
-compile_flags.KNOWN = set()
+compile_flags.KNOWN = compile_flags.LACKING = set()
 adopted = compile_flags.adopt()
 import jax.numpy as jnp
 print(json.dumps(dict(adopted=adopted, value=float(jnp.ones(2).sum()))))
@@ -119,7 +119,17 @@ print(json.dumps(dict(adopted=adopted, value=float(jnp.ones(2).sum()))))
     code_known = """
 import json
 from course.engine import compile_flags
-compile_flags.KNOWN = set()
+compile_flags.KNOWN = compile_flags.LACKING = set()
 print(json.dumps(dict(adopted=compile_flags.adopt())))
 """
     assert _run(code_known) == {"adopted": True}  # the real flag, asked the same way
+
+
+def test_a_jaxlib_known_to_lack_them_is_not_asked(monkeypatch):
+    """jaxlib 0.11 dropped the flag: no child is started to ask, and nothing is adopted."""
+    import subprocess as sp
+
+    monkeypatch.setattr(compile_flags, "_supported", None)
+    monkeypatch.setattr(compile_flags, "_jaxlib_version", lambda: (0, 11))
+    monkeypatch.setattr(sp, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked a child")))
+    assert compile_flags.supported() is False

@@ -35,6 +35,8 @@ FLAGS = ("--xla_cpu_use_fusion_emitters=false",)
 # jaxlib (major, minor) releases whose XLA knows every flag in FLAGS. Not 0.11: its XLA dropped
 # the older emitters (jaxlib 0.11.2 aborts on the flag; asked, it is left off).
 KNOWN = {(0, 10)}
+# And those whose XLA is known not to: not asked (asking costs a child's start of JAX, ~2 s).
+LACKING = {(0, 11)}
 # Where, in a trusted compilation cache, a process that compiles with FLAGS keeps its own programs.
 TRUSTED_SUBFOLDER = "fast-compile"
 
@@ -60,6 +62,8 @@ def supported() -> bool:
             _supported = False
         elif _jaxlib_version() in KNOWN:
             _supported = True
+        elif _jaxlib_version() in LACKING:
+            _supported = False
         else:
             _supported = _ask()
     return _supported
