@@ -48,6 +48,9 @@ class Worker:
                                    Path(iso["work_root"]), bwrap=iso.get("bwrap"),
                                    pids_cgroup=iso.get("pids_cgroup"))
         os.chdir(self.isolation.work_root)  # nothing of the caller's folder; -P keeps it off sys.path anyway
+        # Started first, so that it imports JAX, Optax and Flax while this process imports the
+        # engine, the checks and the references: else the first child waited seconds for it.
+        self.zygote = _start_zygote(self.isolation, config)
         self.scheme = Scheme(config["scheme"]["exercise_points"], config["scheme"]["check_weights"],
                              config["scheme"]["partial"])
         self.exercises = config["exercises"]  # [{"name", "file", "max_points"}]
@@ -61,7 +64,6 @@ class Worker:
         # A small container (Gradescope's, without prestart) keeps the least it can: it drops
         # compiled programs after every exercise.
         self.forgetting = Forgetting(FORGET_RSS_MB if config.get("prestart", True) else 0)
-        self.zygote = _start_zygote(self.isolation, config)
 
     def close(self) -> None:
         if self.zygote is not None:
