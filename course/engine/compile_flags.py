@@ -60,12 +60,9 @@ def supported() -> bool:
     if _supported is None:
         if os.environ.get("JAXLINGS_FAST_COMPILE", "1") == "0":
             _supported = False
-        elif _jaxlib_version() in KNOWN:
-            _supported = True
-        elif _jaxlib_version() in LACKING:
-            _supported = False
         else:
-            _supported = _ask()
+            version = _jaxlib_version()
+            _supported = True if version in KNOWN else False if version in LACKING else _ask()
     return _supported
 
 

@@ -276,7 +276,8 @@ def split(todo: list[dict], jobs: int, exercises: list[str]) -> list[dict]:
 
 def join(parts: list[dict], exercises: list[dict]) -> dict:
     """One submission's result from the results of its parts: its exercises in course order,
-    every note once, and the worker entry of each part folded into one."""
+    every note once, and the worker entry of each part folded into one. Its duration is the
+    pool's to set: the parts ran side by side, so none of theirs is the submission's."""
     first = parts[0]
     found = {}
     for part in parts:
@@ -287,7 +288,7 @@ def join(parts: list[dict], exercises: list[dict]) -> dict:
     # Every part looked at the same hand-in (an unreadable archive, no exercise file): the same status.
     status = next((p["status"] for p in parts if p["status"] != "graded"), "graded")
     result = dict(first, exercises={e["name"]: found[e["name"]] for e in exercises if e["name"] in found},
-                  notes=notes, status=status, duration=max(p["duration"] for p in parts))
+                  notes=notes, status=status)
     workers = [p["worker"] for p in parts if isinstance(p.get("worker"), dict)]
     if workers:
         pids = [w.get("pid") for w in workers]
