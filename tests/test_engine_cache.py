@@ -111,7 +111,7 @@ def test_a_sandboxed_child_writes_only_its_own_cache_and_under_a_neutral_name(co
 def test_the_trusted_cache_only_where_children_cannot_write_it(course, tmp_path, monkeypatch):
     root, learner = course
     used = []
-    monkeypatch.setattr(runner, "_use_trusted_cache", used.append)  # this process's JAX stays as it is
+    monkeypatch.setattr(runner, "use_trusted_cache", used.append)  # this process's JAX stays as it is
     (tmp_path / "ws").mkdir()  # a workspace that exists, as a learner's does
     cache = workspace_compile_cache(tmp_path / "ws" / ".jaxlings")
 

@@ -549,7 +549,7 @@ def test_a_child_taken_after_the_run_closed_is_closed_at_once():
     import types
 
     from course.engine.checking import LearnerFailure
-    from course.engine.runner import LearnerProxy
+    from course.engine.check_run import LearnerProxy
 
     closed_proxy = threading.Event()
     taken = []
@@ -644,10 +644,10 @@ def test_restart_gives_a_process_that_shares_nothing_writable(course, tmp_path, 
     """`learner.restart()`: a new process, without the old one's memory, files or compilation cache;
     what both printed is kept."""
     from course.engine import runner
-    from course.engine.runner import CompileCache
+    from course.engine.caches import CompileCache
 
     monkeypatch.delenv("JAXLINGS_WORKSPACE", raising=False)
-    monkeypatch.setattr(runner, "_use_trusted_cache", lambda folder: None)  # this process's JAX stays as it is
+    monkeypatch.setattr(runner, "use_trusted_cache", lambda folder: None)  # this process's JAX stays as it is
     cache = tmp_path / "learner-cache"
     cache.mkdir(mode=0o700)
     with CheckSession(memory_mb=2048, compile_cache=CompileCache(trusted=tmp_path / "trusted-cache", learner=cache)) as s:

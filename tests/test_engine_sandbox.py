@@ -646,7 +646,7 @@ def _pausing_probe(module, names):
 def test_pauses_last_as_long_as_the_parent_says_and_only_the_parent_knows_how_long(tmp_path):
     """The channel the timing check stands on: the child asks for a named wait, and the parent
     answers after a duration it never sent; a name it did not offer, or one asked twice, kills the run."""
-    from course.engine.runner import _probe_source
+    from course.engine.check_run import _probe_source
     from course.engine.sandbox import LearnerProcess, child_environment, encode_args
 
     learner = tmp_path / "mod.py"

@@ -315,7 +315,7 @@ def test_doctor_never_calls_the_edition_complete_while_checks_speak_english(cour
 
 
 def test_the_runners_own_words_follow_the_language(tmp_path):
-    from course.engine.runner import DEFAULT_MESSAGES, _source_line
+    from course.engine.check_run import DEFAULT_MESSAGES, _source_line
 
     learner = tmp_path / "scale.py"
     learner.write_text("import jax\n\nkey = jax.random.key(0)\n")

@@ -128,7 +128,7 @@ def test_doctor_json_reports_translations(course, capsys):
 def test_watch_key_help_and_messages_in_japanese(course, tmp_path):
     
     from course.catalog import load_catalog
-    from course.engine.runner import CheckOutcome, ExerciseResult
+    from course.engine.results import CheckOutcome, ExerciseResult
     from course.shell.watching import WatchLoop
 
     root, _ws = course
@@ -254,7 +254,7 @@ def test_check_messages_fixed_phrases_are_translated_with_the_numbers_kept(monke
 
 
 def test_headlines_and_summaries_follow_the_language():
-    from course.engine.runner import CheckOutcome, ExerciseResult
+    from course.engine.results import CheckOutcome, ExerciseResult
 
     failed = ExerciseResult("x", False, "timeout", "", [CheckOutcome("t", "failed", "timeout", "", 0.0)], 0.0, 1)
     assert failed.headline == "Your code took too long"
@@ -267,7 +267,7 @@ def test_headlines_and_summaries_follow_the_language():
 def test_the_failure_report_drops_a_japanese_seed_line_from_each_check():
     from course.shell.commands import failure_report
     from course.engine.checking import seed_line
-    from course.engine.runner import CheckOutcome, ExerciseResult
+    from course.engine.results import CheckOutcome, ExerciseResult
 
     i18n.set_language("ja")
     checks = [CheckOutcome(f"test_{k}", "failed", "wrong_result", f"bad {k}\n{seed_line(9)}", 0.0) for k in "ab"]

@@ -14,7 +14,7 @@ from rich.console import Console
 from course import i18n
 from course.catalog import load_catalog
 from course.cli import main
-from course.engine.runner import CheckOutcome, ExerciseResult
+from course.engine.results import CheckOutcome, ExerciseResult
 from course.shell.watching import WatchLoop
 from test_watch import Script
 

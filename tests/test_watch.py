@@ -17,7 +17,7 @@ import pytest
 from rich.console import Console
 
 from course.catalog import load_catalog
-from course.engine.runner import CheckOutcome, ExerciseResult
+from course.engine.results import CheckOutcome, ExerciseResult
 from course.shell.watching import WatchLoop
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"

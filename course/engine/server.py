@@ -447,7 +447,8 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
     server is turned off (JAXLINGS_SERVER=0), cannot be started or fails.
     """
     from course import i18n, paths
-    from course.engine.runner import draw_seed, run_exercise
+    from course.engine.settings import draw_seed
+    from course.engine.runner import run_exercise
 
     seed = draw_seed(seed)
     if os.environ.get(ENV_SWITCH, "1").strip() == "0" or not hasattr(socket, "AF_UNIX"):
@@ -471,7 +472,7 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
 
 
 def result_from_dict(data: dict) -> Any:
-    from course.engine.runner import CheckOutcome, ExerciseResult
+    from course.engine.results import CheckOutcome, ExerciseResult
 
     checks = [CheckOutcome(**c) for c in data["checks"]]
     return ExerciseResult(**{**data, "checks": checks})

@@ -357,7 +357,7 @@ def not_graded_result(sub: Submission, ex_config: list[dict], scheme, run_seed: 
 
 def _time_budget(exercise, checks_dirs: list[Path]) -> float:
     """The engine's time limit for the exercise's checks, one per check module it will run."""
-    from course.engine.runner import DEFAULT_TIMEOUT, check_settings
+    from course.engine.settings import DEFAULT_TIMEOUT, check_settings
 
     def one(path: Path) -> float:
         try:

@@ -17,7 +17,9 @@ import dataclasses
 import re
 from pathlib import Path
 
-from course.engine.runner import CheckSession, ExerciseResult
+from course.engine.runner import CheckSession
+
+from course.engine.results import ExerciseResult
 from course.engine.sandbox import DEFAULT_MEMORY_MB, LearnerProcess
 
 MAX_OUTPUT = 4000

@@ -224,7 +224,7 @@ def single_keys(fd: int | None = None) -> Iterator[bool]:
 def budget_of(exercise: Any) -> float | None:
     """The exercise's time limit as the runner applies it (None if it cannot be read)."""
     try:
-        from course.engine.runner import time_budget
+        from course.engine.settings import time_budget
 
         return time_budget(exercise)
     except Exception:  # noqa: BLE001 - a broken check module is reported by the check itself

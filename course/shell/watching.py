@@ -378,7 +378,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if ex is None:
             _console().print(_("[green]Every exercise is done.[/] `jaxlings verify` re-checks them all."))
             return EXIT_OK
-    from course.engine.runner import draw_seed
+    from course.engine.settings import draw_seed
 
     try:
         draw_seed()  # a bad JAXLINGS_SEED is a usage error now, not a crash at the first check

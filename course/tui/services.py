@@ -248,7 +248,7 @@ class Services:
 
     def check_budget(self, exercise) -> float:
         """Seconds a check of this exercise may take, as the runner will allow."""
-        from course.engine.runner import DEFAULT_TIMEOUT, check_settings
+        from course.engine.settings import DEFAULT_TIMEOUT, check_settings
 
         try:
             settings = check_settings(exercise.check_path())

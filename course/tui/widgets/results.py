@@ -41,7 +41,7 @@ def result_content(result: Any, failure_line: int | None = None) -> Content:
     else:
         head = (_("{failed} of {total} checks failed").format(failed=len(failed), total=len(checks)) if checks
                 else getattr(result, "headline", None) or _("Not passed"))
-        from course.engine.runner import HEADLINES  # here, not at start-up: the runner brings NumPy
+        from course.engine.results import HEADLINES  # here, not at start-up: the runner brings NumPy
 
         # The sentence in the language in use (Japanese ends it with 。); the headline stays first, in bold.
         sentence = _("{head}: {cause}.") if result.cause else _("{head}.")
