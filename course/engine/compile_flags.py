@@ -18,25 +18,22 @@ for its children too. Lessons and the training lab never get it: what they
 print is what a learner's own run prints.
 
 An unknown flag in XLA_FLAGS aborts the process that reads it, so the option is
-used only with a jaxlib that knows it: the versions below were checked; any
-other is asked once, in a child process of its own. jaxlib 0.11.2 no longer
-knows it (and compiles the same script in 15.3 CPU-seconds on its defaults):
-there the checks run on XLA's defaults.
+used only with a jaxlib known to accept it (KNOWN). jaxlib 0.11 and 0.12 abort on
+it (their XLA dropped the older emitters, and compiles the same script in 15.3
+CPU-seconds on its defaults): every other release runs the checks on XLA's
+defaults, without asking a child first (which cost every checking process a
+start of JAX, 6.7 s under load).
 JAXLINGS_FAST_COMPILE=0 turns it off.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 FLAGS = ("--xla_cpu_use_fusion_emitters=false",)
-# jaxlib (major, minor) releases whose XLA knows every flag in FLAGS. Not 0.11: its XLA dropped
-# the older emitters (jaxlib 0.11.2 aborts on the flag; asked, it is left off).
+# jaxlib (major, minor) releases whose XLA knows every flag in FLAGS; no other gets them.
 KNOWN = {(0, 10)}
-# And those whose XLA is known not to: not asked (asking costs a child's start of JAX, ~2 s).
-LACKING = {(0, 11)}
 # Where, in a trusted compilation cache, a process that compiles with FLAGS keeps its own programs.
 TRUSTED_SUBFOLDER = "fast-compile"
 
@@ -55,27 +52,15 @@ def _jaxlib_version() -> tuple[int, int] | None:
 
 
 def supported() -> bool:
-    """Whether this jaxlib's XLA accepts FLAGS (asked once per process for an unlisted version)."""
+    """Whether this jaxlib's XLA is known to accept FLAGS."""
     global _supported
     if _supported is None:
         if os.environ.get("JAXLINGS_FAST_COMPILE", "1") == "0":
             _supported = False
         else:
             version = _jaxlib_version()
-            _supported = True if version in KNOWN else False if version in LACKING else _ask()
+            _supported = version in KNOWN
     return _supported
-
-
-def _ask() -> bool:
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(XLA_FLAGS=" ".join(FLAGS), JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
-    try:
-        done = subprocess.run([sys.executable, "-I", "-c", "import jax.numpy as j; (j.zeros(2) + 1).block_until_ready()"],
-                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
 
 
 def merged(xla_flags: str) -> str:
