@@ -14,6 +14,7 @@ from course import i18n
 from course.tui.app import JaxlingsApp
 from course.tui.pilot import settle
 from course.tui.screens.exercise import ExerciseScreen, unwrap_cjk
+from course.tui.statement import statement_markdown
 
 from .fakes import FakeLabServices
 
@@ -65,7 +66,7 @@ async def test_exercise_screen_shows_the_task_hints_and_lesson_title_in_japanese
         # Opened for the first time in Japanese: the file is now the Japanese starter, whose
         # docstring is the catalog's statement (its code examples with Japanese comments).
         japanese = ast.get_docstring(ast.parse((REPO / "starters" / "ja" / FILE).read_text(encoding="utf-8")))
-        assert task(screen) == unwrap_cjk(japanese)
+        assert task(screen) == statement_markdown(unwrap_cjk(japanese))
         assert statement.split("\n\n")[0] == japanese.split("\n\n")[0]
         # The catalog's lines break mid-sentence; on screen the sentence has no gap.
         assert "配列を\n" in statement and "「新しい」配列を返して入力には" in task(screen)
@@ -90,7 +91,7 @@ async def test_an_edited_docstring_still_shows_the_translation_of_the_original(r
     app = JaxlingsApp(FakeLabServices())
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_exercise(pilot)
-        assert task(screen) == unwrap_cjk(statement)
+        assert task(screen) == statement_markdown(unwrap_cjk(statement))
 
 
 async def test_in_english_the_task_is_the_learners_own_docstring(real_course):
@@ -101,7 +102,7 @@ async def test_in_english_the_task_is_the_learners_own_docstring(real_course):
     app = JaxlingsApp(FakeLabServices())
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_exercise(pilot)
-        assert task(screen) == ast.get_docstring(ast.parse(edited))
+        assert task(screen) == statement_markdown(ast.get_docstring(ast.parse(edited)))
         assert app.catalog.lesson_of(EXERCISE).title in screen.sub_title
 
 
@@ -137,14 +138,14 @@ async def test_opening_an_exercise_in_japanese_the_first_time_gives_the_japanese
         screen = await open_exercise(pilot)
         assert mine.read_text(encoding="utf-8") == japanese
         assert screen.query_one("#editor").text == japanese
-        assert task(screen) == unwrap_cjk(ast.get_docstring(ast.parse(japanese)))
+        assert task(screen) == statement_markdown(unwrap_cjk(ast.get_docstring(ast.parse(japanese))))
     # Switched to English: the file stays as it is, and the task pane reads the English statement.
     i18n.set_language(i18n.DEFAULT)
     app = JaxlingsApp(FakeLabServices())
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_exercise(pilot)
         assert mine.read_text(encoding="utf-8") == japanese
-        assert task(screen) == STATEMENT
+        assert task(screen) == statement_markdown(STATEMENT)
 
 
 async def test_opening_an_exercise_in_english_leaves_the_english_starter(real_course):
