@@ -30,7 +30,6 @@ from textual.widgets import Header, Markdown, Static, TabbedContent, TabPane, Ta
 from textual.worker import get_current_worker
 
 from course.i18n import N_, _, content, ngettext
-from course.tui.autosave import EditorAutosave
 from course.tui.screens.base import CourseScreen
 from course.tui.screens.confirm import ConfirmScreen
 from course.tui.screens.unsaved import DISCARD, SAVE, UnsavedScreen
@@ -227,8 +226,6 @@ class ExerciseScreen(CourseScreen):
         self._run = 0
         # What the results panel shows, kept so it can be said again in another language.
         self._results: tuple[str, Any] = ("idle", N_("Saving in your own editor (Ctrl+O) checks too."))
-        # Unsaved edits outlive a closed terminal or a crash: copied to .jaxlings/recovery/ as they are typed.
-        self.autosave = EditorAutosave(self)
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -331,7 +328,6 @@ class ExerciseScreen(CourseScreen):
     @on(CodeEditor.Changed, "#editor")
     def _edited(self) -> None:
         self._update_status()
-        self.autosave.changed()
 
     # -- loading and watching the file -------------------------------------------
     @work(thread=True, exclusive=True, group="file", exit_on_error=False, description=N_("opening the exercise"))
@@ -347,7 +343,6 @@ class ExerciseScreen(CourseScreen):
             self._show_load_error(event.error)
             return
         self._load_editor(event.text)
-        self.autosave.offer(event.text)
 
     def _show_load_error(self, error: str) -> None:
         """The file stays on disk as it is: no buffer exists that could be saved over it."""
@@ -425,7 +420,6 @@ class ExerciseScreen(CourseScreen):
                 severity="warning",
             )
             self._update_status()
-            self.autosave.changed()
             return
         self._load_editor(event.text)
         if self.auto_check:
@@ -473,7 +467,6 @@ class ExerciseScreen(CourseScreen):
             return
         self.disk_text = event.text
         self._update_status()
-        self.autosave.changed()
         self._start_check()
 
     def save_now(self) -> bool:
@@ -487,7 +480,6 @@ class ExerciseScreen(CourseScreen):
             return False
         self.disk_text = text
         self._update_status()
-        self.autosave.changed()
         return True
 
     def confirm_leave(self, then: Callable[[], None], doing: str | None = None) -> None:
@@ -502,7 +494,6 @@ class ExerciseScreen(CourseScreen):
                 then()
             elif answer == DISCARD and self.keep_unsaved():
                 self.editor.load_text(self.disk_text)
-                self.autosave.changed()
                 then()
 
         self.app.push_screen(UnsavedScreen(self.exercise.file, doing or _("leaving")), answered)
