@@ -371,7 +371,6 @@ class ExerciseScreen(CourseScreen):
         self.disk_text = text
         if editor.text != text:
             editor.load_text(text)
-        self.autosave.changed()
         if first:
             self.query_one("#task", Markdown).update(statement_markdown(translated_task(self.exercise, text)))
         self._update_status()
