@@ -194,6 +194,38 @@ def test_deeply_nested_regions_are_refused_before_any_parser_sees_them(monkeypat
     assert len(parse(_nested_cases(20)).args) == 2  # a few nested cases are an ordinary program
 
 
+def _affine_map_nested(levels: int) -> str:
+    """A module whose alias nests an affine map `levels` deep, every 200 levels followed by a
+    `//` comment line of 200 closing parentheses: MLIR's lexer drops the comments, and its
+    parser recurses once per level of the map."""
+    step = "(" * 200 + "\n// " + ")" * 200 + "\n"
+    return ("#map = affine_map<(d0) -> (" + step * (levels // 200) + "(" * (levels % 200) + "d0"
+            + ")" * levels + ")>\n" + SMALL)
+
+
+def test_brackets_in_comments_and_strings_do_not_hide_a_deep_nesting(monkeypatch):
+    text = _affine_map_nested(280_000)
+    assert len(text) < programs.MAX_PROGRAM_CHARS
+    sent = _requests_sent(monkeypatch)
+    for read in (parse, cost, programs.matrix_products):
+        with pytest.raises(ProgramError, match="nests its brackets more than 256 deep"):
+            read(text)
+    with pytest.raises(ProgramError, match="nests its brackets"):
+        run(text, X, W)
+    assert sent == []
+    # In a string, brackets are text: a name full of them nests nothing.
+    quoted = '#name = "' + ")(" * 300 + "(" * 300 + '\\"//"\n' + SMALL
+    assert not programs.nesting_over(quoted)
+    assert programs.nesting_over(_affine_map_nested(300))
+    assert len(parse(_affine_map_nested(250)).args) == 2  # MLIR reads the map through its comments
+    # A quote in a comment opens no string, `//` in a string starts no comment, `->` closes nothing.
+    assert programs.nesting_over('// "\n' + "(" * 300 + '"')
+    assert programs.nesting_over('"//"' + "(" * 300)
+    assert programs.nesting_over("(" * 200 + "->" * 100 + "(" * 100)
+    (out,) = run(quoted, X, W)
+    np.testing.assert_allclose(out, np.tanh(X @ W), rtol=1e-5)
+
+
 def test_a_padded_text_is_refused_by_its_size_before_parsing(monkeypatch):
     sent = _requests_sent(monkeypatch)
     padded = SMALL.replace("return", " " * 19_000_000 + "return", 1)

@@ -131,26 +131,48 @@ class OverBudget(ProgramError):
         self.cost, self.budget = cost, budget
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# What MLIR's lexer reads as one token whatever brackets it holds: a string (no line breaks,
+# escapes of one character) and a `//` comment; the leftmost wins, as in the lexer, so a
+# quote in a comment opens no string and `//` in a string starts no comment.
+_SKIPPED = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*')
+# `->` and `>=` hold a `>` that closes nothing.
+_NOT_CLOSING = re.compile(r"->|>=")
 _NOT_BRACKET = re.compile(r"[^(){}\[\]<>]+")
-_DEPTH_STEP = str.maketrans({c: "+" for c in "({[<"} | {c: "-" for c in ")}]>"})
+_OPENER = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
+def nesting_over(text: str, limit: int = MAX_NESTING) -> bool:
+    """Whether MLIR's parser could recurse more than `limit` levels reading `text`.
+
+    Brackets are matched by kind, outside strings and comments. A `>` that closes no `<`
+    is passed over (it may be a comparison); a `)`, `]` or `}` that closes an outer
+    bracket closes what is open inside it, as the parser, which fails there, returns
+    from them. Neither can lower the count while the parser is still inside."""
+    steps = _NOT_BRACKET.sub("", _NOT_CLOSING.sub(" ", _SKIPPED.sub(" ", text)))
+    stack: list[str] = []
+    for c in steps:
+        if c in "([{<":
+            stack.append(c)
+            if len(stack) > limit:
+                return True
+        elif stack and stack[-1] == _OPENER[c]:
+            stack.pop()
+        elif c != ">" and _OPENER[c] in stack:
+            while stack.pop() != _OPENER[c]:
+                pass
+    return False
 
 
 def bounded_text(text: object, limit: int = MAX_PROGRAM_CHARS) -> str:
     """`text`, if it is a program text the evaluator may be handed: a str of at most `limit`
-    characters, brackets nested at most MAX_NESTING deep. Plain Python on the
-    trusted side, linear in the text's length: no parser sees a text that fails this."""
+    characters, brackets nested at most MAX_NESTING deep (`nesting_over`). Plain Python on
+    the trusted side, linear in the text's length: no parser sees a text that fails this."""
     if not isinstance(text, str):
         raise ProgramError(NOT_TEXT, type=type(text).__name__)
     if len(text) > limit:
         raise ProgramError(TOO_LONG, size=len(text), limit=limit)
-    steps = _NOT_BRACKET.sub("", _STRING.sub("", text).replace("->", "")).translate(_DEPTH_STEP)
-    depth = 0
-    # Runs of openings are where depth grows: only their ends need a look.
-    for run in re.finditer(r"\++|-+", steps):
-        depth = max(0, depth + (len(run.group()) if run.group()[0] == "+" else -len(run.group())))
-        if depth > MAX_NESTING:
-            raise ProgramError(TOO_DEEP, depth=MAX_NESTING)
+    if nesting_over(text):
+        raise ProgramError(TOO_DEEP, depth=MAX_NESTING)
     return text
 
 

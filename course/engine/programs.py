@@ -62,7 +62,7 @@ from course.engine.program_types import (  # noqa: F401 - re-exported
     RESULT_UNSENDABLE, SIGNATURE_NOT_CLOSED, SINGLE_DEVICE_ONLY, SURROGATES, TENSOR_TOO_LARGE, TOO_DEEP, TOO_LONG,
     TOO_LONG_TO_RUN, TOO_MANY_BYTES, TOO_MANY_FLOPS, UNDEFINED_CALL, UNSHARDED_DOES_NOT_VERIFY, XLA_CANNOT_COMPILE,
     XLA_CANNOT_RUN, Cost, EvaluatorFailure, OverBudget, Program, ProgramError, Value, bounded_text, bounded_to_run,
-    op_names,
+    nesting_over, op_names,
 )
 
 # Programs this process has sent the evaluator (to read, cost or run): `jaxlings dev check` reads it
