@@ -195,12 +195,14 @@ def test_deeply_nested_regions_are_refused_before_any_parser_sees_them(monkeypat
 
 
 def _affine_map_nested(levels: int) -> str:
-    """A module whose alias nests an affine map `levels` deep, every 200 levels followed by a
-    `//` comment line of 200 closing parentheses: MLIR's lexer drops the comments, and its
-    parser recurses once per level of the map."""
+    """A module with an attribute that nests an affine map `levels` deep, every 200 levels
+    followed by a `//` comment line of 200 closing parentheses: MLIR's lexer drops the
+    comments, and its parser recurses once per level of the map."""
     step = "(" * 200 + "\n// " + ")" * 200 + "\n"
-    return ("#map = affine_map<(d0) -> (" + step * (levels // 200) + "(" * (levels % 200) + "d0"
-            + ")" * levels + ")>\n" + SMALL)
+    nested = ("affine_map<(d0) -> (" + step * (levels // 200) + "(" * (levels % 200) + "d0"
+              + ")" * levels + ")>")
+    assert SMALL.count("attributes {") == 1
+    return SMALL.replace("attributes {", "attributes {jaxlings.map = " + nested + ", ", 1)
 
 
 def test_brackets_in_comments_and_strings_do_not_hide_a_deep_nesting(monkeypatch):
