@@ -31,19 +31,19 @@ apt-get update -q
 # grader falls back to the next isolation tier and says so in its report.
 apt-get install -y -q python3 python3-venv python3-pip bubblewrap
 if python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
-    python3 -m venv /opt/jaxlings
+    python3 -I -m venv /opt/jaxlings
 else
     # The course needs Python 3.11+; older base images get a managed one.
-    python3 -m pip install -q uv
-    python3 -m uv venv --python 3.11 --seed /opt/jaxlings
+    python3 -I -m pip install -q uv
+    python3 -I -m uv venv --python 3.11 --seed /opt/jaxlings
 fi
-/opt/jaxlings/bin/python -m pip install -q --upgrade pip
+/opt/jaxlings/bin/python -I -m pip install -q --upgrade pip
 # The CPU build of torch, from PyTorch's own index (PyPI's Linux wheel is the
 # multi-GB CUDA one); its dependencies are re-pinned by the next line.
-/opt/jaxlings/bin/python -m pip install -q --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
-/opt/jaxlings/bin/python -m pip install -q -c /autograder/source/constraints.txt -e /autograder/source
+/opt/jaxlings/bin/python -I -m pip install -q --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
+/opt/jaxlings/bin/python -I -m pip install -q -c /autograder/source/constraints.txt -e /autograder/source
 # Compile and warm the caches once, at build time, not on every submission.
-JAXLINGS_COURSE_ROOT=/autograder/source /opt/jaxlings/bin/python -c 'import jax, flax, optax, pytest'
+JAXLINGS_COURSE_ROOT=/autograder/source /opt/jaxlings/bin/python -I -c 'import jax, flax, optax, pytest'
 bash /autograder/source/lockdown.sh /autograder/source
 """
 
@@ -70,8 +70,9 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Runs per submission: grades /autograder/submission, writes /autograder/results/results.json.
 set -uo pipefail
 export JAXLINGS_COURSE_ROOT=/autograder/source
+# -I: Python imports from its own installation only, never from the folder it starts in.
 cd /autograder/source
-exec /opt/jaxlings/bin/python -m course grade --gradescope \\
+exec /opt/jaxlings/bin/python -I -m course grade --gradescope \\
     --submission /autograder/submission --results /autograder/results/results.json {options}
 """
 

@@ -20,6 +20,12 @@ HOME alone (no RUNNER_TEMP), in the learner's repository: RESULTS is therefore
 an absolute path the workflow writes in (`${{ runner.temp }}`, filled in by
 Actions), and a results file inside the repository is never read.
 
+Nothing of the learner's repository runs outside the sandbox: the kit is fetched and moved
+out before the learner's files are checked out, every step's commands start in
+`$RUNNER_TEMP`, and every Python runs with `-I` (no folder of the learner's on sys.path, no
+PYTHON* variables), so a committed `pip.py`, `sitecustomize.py`, `.pth` file or `course/`
+package is never imported, and the learner's `setup.py` or `pyproject.toml` is never built.
+
 The runner is not root and Ubuntu 24.04 restricts user namespaces through
 AppArmor: the workflow installs bubblewrap and lifts that restriction for the
 job (hosted runners have passwordless sudo). Graded code then runs in a
@@ -52,7 +58,7 @@ def _q(value: str) -> str:
 def workflow(exercises: list[tuple[str, float]], grade_options: list[str], kit_repo: str | None) -> str:
     repo = kit_repo or "${{ vars.JAXLINGS_KIT_REPO }}"
     grade = ("JAXLINGS_COURSE_ROOT=\"$RUNNER_TEMP/" + KIT_DIR + "\" python -I -m course grade --gradescope "
-             "--submission . --results \"$RUNNER_TEMP/" + RESULTS + "\" --out \"$RUNNER_TEMP/jaxlings-out\" "
+             "--submission \"$GITHUB_WORKSPACE\" --results \"$RUNNER_TEMP/" + RESULTS + "\" --out \"$RUNNER_TEMP/jaxlings-out\" "
              + " ".join(_shell(o) for o in grade_options))
     lines = [
         "# Written by `jaxlings grade --bundle github-classroom`. Grades this repository on every push.",
@@ -68,10 +74,8 @@ def workflow(exercises: list[tuple[str, float]], grade_options: list[str], kit_r
         "    if: github.actor != 'github-classroom[bot]'",
         "    timeout-minutes: 60",
         "    steps:",
-        "      - name: Check out the submission",
-        "        uses: actions/checkout@v4",
-        "        with:",
-        "          persist-credentials: false",
+        # The kit first, into a workspace that holds nothing yet: no file of the learner's can be
+        # in its way, and it is out of the workspace before the learner's files come in.
         "      - name: Fetch the grading kit (a private repository)",
         "        uses: actions/checkout@v4",
         "        with:",
@@ -81,21 +85,31 @@ def workflow(exercises: list[tuple[str, float]], grade_options: list[str], kit_r
         "          persist-credentials: false",  # the token is not left in the kit's .git/config
         "      - name: Move the kit out of the workspace",
         f"        run: mv {KIT_DIR} \"$RUNNER_TEMP/{KIT_DIR}\"",
+        "      - name: Check out the submission",
+        "        uses: actions/checkout@v4",
+        "        with:",
+        "          persist-credentials: false",
         "      - uses: actions/setup-python@v5",
         "        with:",
         "          python-version: \"3.11\"",
+        # Every command below starts outside the learner's checkout and runs Python with -I:
+        # `python -m pip` in the checkout would run a committed pip.py with the runner's rights.
         "      - name: Allow the sandbox for graded code (bubblewrap, user namespaces)",
         "        run: |",
+        "          cd \"$RUNNER_TEMP\"",
         "          sudo apt-get install -y -q bubblewrap",
         "          if [ -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ]; then",
         "            sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
         "          fi",
         "      - name: Install the grader",
         "        run: |",
-        f"          python -m pip install -q --index-url {TORCH_CPU} torch==2.13.0",
-        f"          python -m pip install -q -c \"$RUNNER_TEMP/{KIT_DIR}/constraints.txt\" \"$RUNNER_TEMP/{KIT_DIR}\"",
+        "          cd \"$RUNNER_TEMP\"",
+        f"          python -I -m pip install -q --index-url {TORCH_CPU} torch==2.13.0",
+        f"          python -I -m pip install -q -c \"$RUNNER_TEMP/{KIT_DIR}/constraints.txt\" \"$RUNNER_TEMP/{KIT_DIR}\"",
         "      - name: Grade every exercise",
-        f"        run: {_q(grade)}",
+        "        run: |",
+        "          cd \"$RUNNER_TEMP\"",
+        f"          {grade}",
     ]
     for name, points in exercises:
         lines += [
