@@ -10,6 +10,8 @@ A reset makes an exercise pending again, but it forgets nothing: the record
 until then moves into `history` (oldest first), and undoing the reset brings
 it back. `history` is optional, so files written before it existed read the
 same, and older versions of jaxlings read these files (they ignore the key).
+The optional `lessons` table ({"arrays": {"read": true}}) records which lessons
+were opened, so that "what comes next" can send the learner to a lesson first.
 
 Names, not positions, so the file survives a course update and can be copied
 to another machine. Writes are atomic (temp file + fsync + rename) and every
@@ -48,6 +50,7 @@ class Progress:
     def __init__(self, path: Path, data: dict[str, Any] | None = None, warnings: list[str] | None = None) -> None:
         self.path = Path(path)
         self.exercises: dict[str, dict[str, Any]] = (data or {}).get("exercises", {})
+        self.lessons: dict[str, dict[str, Any]] = _lessons(data or {})
         self.warnings: list[str] = list(warnings or [])
 
     # -- loading and saving ------------------------------------------------------
@@ -68,6 +71,7 @@ class Progress:
             change(entry)
             _write(self.path, data)
             self.exercises = exercises
+            self.lessons = _lessons(data)
             return entry
 
     # -- queries -------------------------------------------------------------------
@@ -88,6 +92,27 @@ class Progress:
                 return exercise
         return None
 
+    def lesson_started(self, lesson: Any) -> bool:
+        """The lesson was opened, or one of its exercises was tried (before lessons were recorded)."""
+        return bool(self.lessons.get(lesson.name, {}).get("read")) or any(
+            self.exercises.get(e.name) is not None for e in lesson.exercises)
+
+    def next_step(self, catalog: Any, after: str | None = None) -> tuple[str, Any] | None:
+        """What comes next in the course's order after the exercise `after`: ("lesson", lesson)
+        for a lesson not opened yet, else ("exercise", exercise) for one not done; past the
+        end it starts again from the top (None: every exercise is done and every lesson opened)."""
+        steps: list[tuple[str, Any]] = []
+        for lesson in catalog.lessons:
+            steps.append(("lesson", lesson))
+            steps.extend(("exercise", e) for e in lesson.exercises)
+        here = next((i for i, (kind, item) in enumerate(steps) if kind == "exercise" and item.name == after), -1)
+        for kind, item in steps[here + 1:] + steps[:here + 1]:
+            if kind == "exercise" and item.name != after and not self.is_done(item.name):
+                return kind, item
+            if kind == "lesson" and not self.lesson_started(item):
+                return kind, item
+        return None
+
     def hint_level(self, name: str) -> int:
         """How many hints of this exercise the learner has seen."""
         return int(self.exercises.get(name, {}).get("hints_seen", 0))
@@ -106,6 +131,21 @@ class Progress:
                     entry["first_pass"] = _now()
 
         self._update(result.exercise, change)
+
+    def mark_read(self, lesson_name: str) -> None:
+        """Record that a lesson was opened (once: the file is not written again after that)."""
+        if self.lessons.get(lesson_name, {}).get("read"):
+            return
+        with _locked(self.path):
+            data = _read(self.path, self.warnings)
+            lessons = data.get("lessons")
+            if not isinstance(lessons, dict):
+                lessons = data["lessons"] = {}
+            entry = lessons.get(lesson_name)
+            lessons[lesson_name] = {**(entry if isinstance(entry, dict) else {}), "read": True}
+            _write(self.path, data)
+            self.exercises = data.setdefault("exercises", {})
+            self.lessons = _lessons(data)
 
     def reveal_hint(self, name: str, available: int | None = None) -> int:
         """Mark one more hint as seen; returns the new level (capped at `available`)."""
@@ -140,6 +180,7 @@ class Progress:
                 exercises[name] = entry
             _write(self.path, data)
             self.exercises = exercises
+            self.lessons = _lessons(data)
 
     def undo_reset(self, name: str) -> None:
         """The record from before the last reset is current again (what happened since is added to it)."""
@@ -159,6 +200,14 @@ class Progress:
                 entry.pop("history", None)
             _write(self.path, data)
             self.exercises = data["exercises"]
+            self.lessons = _lessons(data)
+
+
+def _lessons(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    lessons = data.get("lessons")
+    if not isinstance(lessons, dict):
+        return {}
+    return {name: entry for name, entry in lessons.items() if isinstance(entry, dict)}
 
 
 def _history(entry: dict[str, Any]) -> list[dict[str, Any]]:

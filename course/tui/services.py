@@ -177,6 +177,10 @@ class Services:
 
         return load_lesson(path)
 
+    def mark_lesson_read(self, lesson, progress) -> None:
+        """Record that the learner opened this lesson (what comes next reads it)."""
+        progress.mark_read(lesson.name)
+
     def localize_starter(self, exercise, progress) -> bool:
         """The first time the learner works on an exercise, its untouched English starter
         becomes the starter in the language in use (see course/workspace.py)."""

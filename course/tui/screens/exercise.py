@@ -41,7 +41,7 @@ from course.tui.widgets.footer import CourseFooter
 from course.tui.widgets.results import ResultsView
 
 # Letter keys only work outside the editor, where they cannot be typed into the file.
-LETTER_ACTIONS = {"hint", "reset", "solution", "next", "edit", "toggle_auto", "goto_failure", "restore"}
+LETTER_ACTIONS = {"hint", "reset", "solution", "next", "edit", "toggle_auto", "goto_failure", "restore", "lesson"}
 
 
 def task_of(source: str) -> str:
@@ -161,7 +161,11 @@ class ExerciseScreen(CourseScreen):
         Binding("h", "hint", N_("Hint"), id="exercise.hint", tooltip=N_("Reveal the next hint")),
         Binding("s", "solution", N_("Solution"), id="exercise.solution",
                 tooltip=N_("The reference solution as a diff against your code (after a pass)")),
-        Binding("n", "next", N_("Next"), id="exercise.next", tooltip=N_("Open the next exercise (after a pass)")),
+        Binding("n", "next", N_("Next"), id="exercise.next",
+                tooltip=N_("After a pass, what comes next in the course: the next lesson if you have not opened it, "
+                           "else the next exercise not done")),
+        Binding("l", "lesson", N_("Lesson"), id="exercise.lesson", show=False,
+                tooltip=N_("Read this exercise's lesson")),
         Binding("r", "reset", N_("Reset"), id="exercise.reset",
                 tooltip=N_("Restore the starter file and mark the exercise pending (asks first; keeps a backup)")),
         Binding("u", "restore", N_("Undo reset"), id="exercise.restore", show=False,
@@ -548,7 +552,7 @@ class ExerciseScreen(CourseScreen):
         self._show_results("result", (event.result, self.failure_line))
         if event.result.passed:
             self.passed = True
-            self.notify(_("All checks pass. n (outside the editor) opens the next exercise."),
+            self.notify(_("All checks pass. n (outside the editor) opens what comes next."),
                         title=f"✓ {self.exercise.name}")
         else:
             self.passed = self.app.progress.is_done(self.exercise.name)
@@ -799,11 +803,18 @@ class ExerciseScreen(CourseScreen):
         if not self.passed:
             self.notify(_("The next exercise opens after this one passes. Ctrl+P jumps anywhere."), title=_("Not yet"))
             return
-        nxt = self.app.progress.next_pending(self.app.catalog)
-        if nxt is None:
+        step = self.app.progress.next_step(self.app.catalog, after=self.exercise.name)
+        if step is None:
             self.notify(_("Every exercise passes. The training lab is on the map (l)."), title=_("✓ Course complete"))
             return
-        self.app.open_exercise(nxt.name)
+        kind, item = step
+        if kind == "lesson":
+            self.app.open_lesson(item.name)
+        else:
+            self.app.open_exercise(item.name)
+
+    def action_lesson(self) -> None:
+        self.app.open_lesson(self.exercise.lesson)
 
     def action_edit(self) -> None:
         if self.load_error is not None:

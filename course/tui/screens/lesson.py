@@ -73,6 +73,13 @@ class LessonScreen(CourseScreen):
         self.sub_title = content(self.lesson.title)
         self.query_one("#lesson-body").loading = True
         self._load()
+        self._mark_read()
+
+    @work(thread=True, exclusive=True, group="read", exit_on_error=False, description=N_("remembering this lesson"))
+    def _mark_read(self) -> None:
+        # What comes next after an exercise (n) is this lesson only until it has been opened.
+        if self.app.progress is not None:
+            self.app.services.mark_lesson_read(self.lesson, self.app.progress)
 
     def language_changed(self) -> None:
         """Read the lesson again, in the edition of the language now in use."""

@@ -160,9 +160,9 @@ class MapScreen(CourseScreen):
         raise KeyError(exercise_name)
 
     def _starts_a_lesson(self, exercise: Any) -> bool:
-        """The next exercise opens a lesson and was never tried: read the lesson first."""
+        """The next exercise's lesson was never opened (nor any of its exercises tried): read it first."""
         _number, lesson = self._lesson_of(exercise.name)
-        return lesson.exercises[0].name == exercise.name and self.app.progress.entry(exercise.name) is None
+        return not self.app.progress.lesson_started(lesson)
 
     def focus_next_pending(self) -> None:
         """Put the cursor where the learner left off: on the next exercise, or on

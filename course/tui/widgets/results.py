@@ -34,7 +34,7 @@ def result_content(result: Any, failure_line: int | None = None) -> Content:
             Content.from_markup(
                 f"[b $success]{PASS} " + _("Passed") + "[/]: " + _(
                     "all {count} checks. "
-                    "Outside the editor (Esc): [b]s[/b] the solution as a diff, [b]n[/b] the next exercise."
+                    "Outside the editor (Esc): [b]s[/b] the solution as a diff, [b]n[/b] what comes next."
                 ).format(count=len(checks))
             )
         )
