@@ -13,7 +13,7 @@ Writes, under --out:
   checks and points). The learner's repository never contains it: it is
   checked out at run time, outside the workspace, with a read-only token.
 
-Each command-grader step runs `python -m course.grader.classroom verdict NAME
+Each command-grader step runs `python -I -m course.grader.classroom verdict NAME
 RESULTS`, which exits 0 exactly when NAME passed in the graded results, and
 prints the learner's feedback for it. The command grader runs it with PATH and
 HOME alone (no RUNNER_TEMP), in the learner's repository: RESULTS is therefore
@@ -217,7 +217,7 @@ def main(argv: list[str]) -> int:
                   f"not {argv[2]!r})")
             return 1
         return verdict(argv[1], results)
-    print("usage: python -m course.grader.classroom verdict EXERCISE /ABSOLUTE/RESULTS.json", file=sys.stderr)
+    print("usage: python -I -m course.grader.classroom verdict EXERCISE /ABSOLUTE/RESULTS.json", file=sys.stderr)
     return 2
 
 
