@@ -5,10 +5,13 @@ its own exercises."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from course.grader.pool import Pool, join, split
+from course.grader.pool import Pool, _Slot, join, split
+from course.grader.reports import junit_xml
 
 from test_grader_class import SOLUTIONS, WRONG_SCALE, _write, grade
 
@@ -35,6 +38,7 @@ def test_a_lone_submission_is_split_over_the_workers_and_graded_as_on_one(tmp_pa
     two = _graded(tmp_path, "lone", 2, files)
     assert "parts" not in one["worker"]
     assert two["worker"]["parts"] == 2 and 1 <= len(two["worker"]["pids"]) <= 2  # either worker may take either part
+    assert "pid" not in two["worker"]  # one of its workers' pids, as if that one had graded it
     assert list(two["exercises"]) == list(one["exercises"]) == ["add", "scale"]  # course order
     assert _verdicts(two) == _verdicts(one)
     assert (two["total"], two["total_exact"], two["max_total"]) == (one["total"], one["total_exact"],
@@ -110,6 +114,7 @@ def test_join_keeps_one_worker_entry_with_every_part_in_it():
     sub = join(parts, exercises)
     assert list(sub["exercises"]) == ["a", "b"] and sub["total"] == 1.0
     assert sub["worker"]["parts"] == 2 and sub["worker"]["pids"] == [7, 8]
+    assert "pid" not in sub["worker"] and "submissions" not in sub["worker"]  # no one worker graded it
     assert sub["worker"]["rss_mb"] == 650.0 and sub["worker"]["children"] == {"forked": 6, "fresh": 2}
 
 
@@ -125,3 +130,38 @@ def test_a_split_submission_keeps_one_time_limit():
     assert not pool._overdue(job)  # a whole submission's clock starts when it is handed out
     late = pool._salvage(second, {}, "timeout", pool._timeout_message(), pool._since(second))
     assert late["exercises"]["b"]["cause"] == "timeout" and "60 s" in late["exercises"]["b"]["message"]
+
+
+def _done(name: str, pid: int) -> dict:
+    return {"id": "s1", "source": "s1", "fingerprint": "f", "status": "graded", "notes": [],
+            "exercises": {name: _entry(name, 1.0)}, "duration": 1.0, "total": 1.0, "max_total": 1.0,
+            "worker": {"pid": pid, "submissions": 1, "rss_mb": 700.0, "peak_mb": 800.0}}
+
+
+def test_a_part_lost_with_its_worker_names_that_worker_among_the_pids():
+    pool = _pool()
+    recorded = []
+    first, second, third = split([{"id": "s1", "source": "/x/s1", "fingerprint": "f"}], 2, ["a", "b", "c"])
+    assert pool._settle(first, _done("a", 11), recorded.append) == 0
+    assert pool._settle(third, _done("c", 12), recorded.append) == 0
+    doomed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    try:
+        slot = _Slot(1, doomed, ready=True, job=second, started=time.monotonic())
+        pool.slots = [slot]
+        pool._spawn = lambda index: _Slot(index, doomed)  # no fresh worker: nothing is left to grade
+        assert pool._replace(slot, recorded.append, "grader_error", "the grading worker stopped") == 1
+    finally:
+        doomed.kill()
+        doomed.wait()
+    [sub] = recorded
+    assert sub["exercises"]["b"]["cause"] == "grader_error"
+    assert sub["worker"]["pids"] == [11, 12, doomed.pid] and sub["worker"]["parts"] == 3
+
+
+def test_the_junit_time_of_a_split_submission_is_its_own_not_the_sum_of_its_parts():
+    """Its parts ran side by side: 3 s of checks in a submission that took 2 s."""
+    parts = [_done(n, pid) for n, pid in (("a", 11), ("b", 12), ("c", 11))]
+    sub = join(parts, [{"name": n, "max_points": 1.0} for n in ("a", "b", "c")])
+    sub["duration"] = 2.0  # what the pool sets: from its first part's start to its last part's end
+    suite = junit_xml([sub], [])
+    assert 'testsuite name="s1" tests="3" failures="0" errors="0" time="2.000"' in suite, suite

@@ -243,8 +243,9 @@ class Pool:
         self.slots[self.slots.index(slot)] = self._spawn(slot.index)
         if job is None:
             return 0
-        return self._settle(job, self._salvage(job, slot.partial, cause, message, time.monotonic() - slot.started),
-                            on_result)
+        result = self._salvage(job, slot.partial, cause, message, time.monotonic() - slot.started)
+        result["worker"] = dict(pid=slot.proc.pid, lost=True)
+        return self._settle(job, result, on_result)
 
     def _salvage(self, job: dict, partial: dict, cause: str, message: str, elapsed: float) -> dict:
         """The finished exercises' results, and the reason for the rest (of the part, for a part)."""
@@ -276,7 +277,8 @@ def split(todo: list[dict], jobs: int, exercises: list[str]) -> list[dict]:
 
 def join(parts: list[dict], exercises: list[dict]) -> dict:
     """One submission's result from the results of its parts: its exercises in course order,
-    every note once, and the worker entry of each part folded into one. Its duration is the
+    every note once, and the worker entries of the parts folded into one (`pids`: each part's
+    worker, in the order the parts came in; no `pid`, as no one worker graded it). Its duration is the
     pool's to set: the parts ran side by side, so none of theirs is the submission's."""
     first = parts[0]
     found = {}
@@ -291,8 +293,10 @@ def join(parts: list[dict], exercises: list[dict]) -> dict:
                   notes=notes, status=status)
     workers = [p["worker"] for p in parts if isinstance(p.get("worker"), dict)]
     if workers:
-        pids = [w.get("pid") for w in workers]
-        worker = dict(workers[0], parts=len(parts), pids=sorted(set(pids), key=pids.index))
+        # No one worker graded it: the entry names every part's worker (a lost part's too: its
+        # exercises were recorded for that worker's end), never one of them as the submission's.
+        pids = [w["pid"] for w in workers if isinstance(w.get("pid"), int)]
+        worker = dict(parts=len(parts), pids=sorted(set(pids), key=pids.index))
         for key in ("rss_mb", "peak_mb"):
             values = [w[key] for w in workers if isinstance(w.get(key), (int, float))]
             if values:
