@@ -192,3 +192,52 @@ def test_an_unused_server_cools_without_jax_or_children_and_warms_again(tmp_path
         assert _ping(ws)["pid"] == pid
     finally:
         server.stop(ws / ".jaxlings")
+
+
+STREAMED = """
+import json
+from course.catalog import load_catalog
+from course.engine.server import check_exercise
+
+seen = []
+result = check_exercise(load_catalog().exercise("fx_scale"), seed=5,
+                        on_outcome=lambda o: seen.append([o.name, o.outcome, o.cause]))
+print(json.dumps({"seen": seen, "checks": [[c.name, c.outcome, c.cause] for c in result.checks]}))
+"""
+
+
+@pytest.mark.parametrize("through", ["server", "this process"])
+def test_each_tests_outcome_is_told_as_it_lands(workspace, through):
+    """`check`, `watch` and the app show each test's verdict before the whole check is over: the
+    outcomes streamed (through the server, or from a check run here) are the verdict's, in order."""
+    ws, env = workspace
+    (ws / "exercises" / "01_basics" / "scale.py").write_text(WRONG)
+    env = {**env, "JAXLINGS_SERVER": "1" if through == "server" else "0"}
+    proc = subprocess.run([sys.executable, "-I", "-c", STREAMED], env=env, cwd=ws, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "unavailable" not in proc.stderr, proc.stderr  # the server answered, or was turned off
+    import json
+
+    told = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert told["seen"] == told["checks"]
+    assert [outcome for _, outcome, _ in told["seen"]] == ["failed", "failed"]
+    assert told["seen"][0][2] == "wrong_result"
+
+
+def test_a_terminal_sees_each_test_land_before_the_verdict(workspace):
+    """On a terminal, `jaxlings check` prints each test's outcome as it lands (the first failure
+    with its message) above its "checking…" line, then the verdict."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from pty_run import PtyRun
+
+    ws, env = workspace
+    (ws / "exercises" / "01_basics" / "scale.py").write_text(WRONG)
+    run = PtyRun(["check", "fx_scale"], {**env, "TERM": "xterm-256color", "JAXLINGS_LANG": "en"}, cols=80, rows=24)
+    landed = run.expect("✗ test_scale_matches: Wrong result")
+    second = run.expect("✗ test_scale_under_jit", landed)
+    run.expect("not passed yet", second)
+    assert run.finish() == 1
+    shown = run.plain()
+    first = shown[shown.index("✗ test_scale_matches"):shown.index("✗ test_scale_under_jit")]
+    assert len(first.strip().splitlines()) > 1  # the first failure comes with its message

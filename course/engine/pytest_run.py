@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from pluggy import HookimplMarker
 
@@ -30,8 +31,13 @@ _PYTEST_LOCK = threading.Lock()
 class _Collector:
     """Collects each test's outcome from pytest's own reports, in this process."""
 
-    def __init__(self, messages: dict[str, str] | None = None) -> None:
+    def __init__(self, messages: dict[str, str] | None = None,
+                 on_outcome: Callable[[CheckOutcome], None] | None = None) -> None:
         self.messages = messages or {}
+        # Told each test's outcome as soon as pytest knows it (its call phase, or a setup that
+        # failed or skipped): what `check`, `watch` and the app show while later tests still run.
+        self.on_outcome = on_outcome
+        self._told: set[str] = set()
         self.outcomes: dict[str, CheckOutcome] = {}
         self.order: list[str] = []
         self.collect_errors: list[CheckOutcome] = []
@@ -56,6 +62,13 @@ class _Collector:
             cause, message = self._causes.get((report.nodeid, report.when), ("check_error", _longrepr(report)))
             current.outcome = "failed" if report.when == "call" else "error"
             current.cause, current.message = cause, message
+        if self.on_outcome is not None and name not in self._told and (
+                report.when == "call" or report.when == "setup" and not report.passed):
+            self._told.add(name)
+            try:
+                self.on_outcome(replace(current))
+            except Exception:  # noqa: BLE001 - a display that failed never changes a verdict
+                self.on_outcome = None
 
     def pytest_keyboard_interrupt(self, excinfo) -> None:  # noqa: ANN001
         # pytest also reports collection errors as `Session.Interrupted`, a subclass.

@@ -21,7 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from course.catalog import Exercise
 from course.engine import compile_flags
@@ -256,9 +256,12 @@ class CheckSession:
         extra_check_dirs: tuple | list = (),
         env: dict[str, str] | None = None,
         first_failure: bool = False,
+        on_outcome: Callable[[CheckOutcome], None] | None = None,
     ) -> ExerciseResult:
         """Run the exercise's check on `learner_file`. With `first_failure`, the check's tests
-        stop at the first one that fails (the verdict is the same; later tests are not run)."""
+        stop at the first one that fails (the verdict is the same; later tests are not run).
+        `on_outcome` is told each test's outcome as it lands, on the thread that runs the check;
+        the result returned is the verdict."""
         if self._closed:
             raise RuntimeError("this CheckSession is closed")
         start = time.monotonic()
@@ -287,7 +290,7 @@ class CheckSession:
         child_env = {**settings.child_env, **(env or {})}
         run = _Run(self, exercise, learner_path, exercise.solution_path(), seed, budget, child_env,
                    _display(learner_path, exercise), settings)
-        collector = _Collector(settings.messages)
+        collector = _Collector(settings.messages, on_outcome)
         if settings.fresh_learners:
             self._pool_for(child_env, trusted=False, fresh=True)  # ready for the next run (`_refill`)
         try:

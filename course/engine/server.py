@@ -45,6 +45,7 @@ import socket
 import struct
 import subprocess
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -325,13 +326,13 @@ class Server:
             self._stop = True
             _send(conn, {"ok": True})
         elif op == "check":
-            _send(conn, self._check(msg))
+            _send(conn, self._check(msg, conn if msg.get("stream") else None))
             _release_freed_memory()
         else:
             _send(conn, {"ok": False, "message": f"unknown operation {op!r}"})
         return str(op)
 
-    def _check(self, msg: dict) -> dict:
+    def _check(self, msg: dict, stream: socket.socket | None = None) -> dict:
         from course import i18n
         from course.catalog import ManifestError, load_catalog
 
@@ -345,7 +346,9 @@ class Server:
                 self.session = self._open_session()
             exercise = load_catalog().exercise(str(msg["exercise"]))
             learner = msg.get("learner_file")
-            result = self.session.run(exercise, seed=int(msg["seed"]),
+            # Each test's outcome goes to the client as it lands, before the verdict.
+            tell = (lambda outcome: _send(stream, {"outcome": asdict(outcome)})) if stream is not None else None
+            result = self.session.run(exercise, seed=int(msg["seed"]), on_outcome=tell,
                                       learner_file=str(learner) if learner is not None else None)
         except (ManifestError, KeyError, ValueError) as e:
             return {"ok": False, "message": f"{type(e).__name__}: {e}"}
@@ -377,7 +380,7 @@ def _token(folder: Path) -> str:
         raise Unavailable("no server is running") from None
 
 
-def _call(folder: Path, msg: dict, timeout: float | None) -> Any:
+def _call(folder: Path, msg: dict, timeout: float | None, on_frame: Any = None) -> Any:
     path = _socket_path(folder)
     if len(os.fsencode(path)) >= 104:
         raise Unavailable("the workspace path is too long for a socket")
@@ -389,7 +392,12 @@ def _call(folder: Path, msg: dict, timeout: float | None) -> Any:
         except OSError:
             raise Unavailable("no server is running") from None
         _send(sock, {**msg, "token": _token(folder)})
-        return _recv(sock, None if timeout is None else time.monotonic() + timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        reply = _recv(sock, deadline)
+        while isinstance(reply, dict) and "outcome" in reply and on_frame is not None:
+            on_frame(reply["outcome"])  # a test's outcome, streamed before the verdict
+            reply = _recv(sock, deadline)
+        return reply
     finally:
         sock.close()
 
@@ -440,11 +448,12 @@ def _wait_for_socket(folder: Path, seconds: float) -> None:
     time.sleep(seconds)
 
 
-def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
+def check_exercise(exercise: Any, *, seed: int | None = None, on_outcome: Any = None) -> Any:
     """Check `exercise` (the learner's file in the workspace) through the workspace's server.
 
     Falls back to a check in this process, saying so on stderr, when the
     server is turned off (JAXLINGS_SERVER=0), cannot be started or fails.
+    `on_outcome` is told each test's `CheckOutcome` as it lands.
     """
     from course import i18n, paths
     from course.engine.settings import draw_seed
@@ -452,15 +461,17 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
 
     seed = draw_seed(seed)
     if os.environ.get(ENV_SWITCH, "1").strip() == "0" or not hasattr(socket, "AF_UNIX"):
-        return run_exercise(exercise, seed=seed)
+        return run_exercise(exercise, seed=seed, on_outcome=on_outcome)
     state = paths.state_dir()
     folder = server_dir(state)
     try:
         fp = fingerprint()
         for _ in range(2):
             _ready(folder, state, fp)
+            told = _Told(on_outcome)
             reply = _call(folder, {"op": "check", "exercise": exercise.name, "seed": seed, "fingerprint": fp,
-                                   "lang": i18n.language(), "learner_file": str(exercise.exercise_path())}, None)
+                                   "lang": i18n.language(), "learner_file": str(exercise.exercise_path()),
+                                   "stream": on_outcome is not None}, None, on_frame=told)
             if reply.get("ok"):
                 return result_from_dict(reply["result"])
             if not reply.get("stale"):
@@ -468,7 +479,26 @@ def check_exercise(exercise: Any, *, seed: int | None = None) -> Any:
         raise Unavailable("the server stays out of date")
     except (Unavailable, OSError, ValueError, ConnectionError, TimeoutError, KeyError, TypeError) as e:
         print(f"jaxlings: the check server is unavailable ({e}); checking in this process.", file=sys.stderr)
-        return run_exercise(exercise, seed=seed)
+        return run_exercise(exercise, seed=seed, on_outcome=on_outcome)
+
+
+class _Told:
+    """Hands the streamed outcomes on as `CheckOutcome`s, each test once (a check that the
+    server could not finish is run again here, and tells again only what is new)."""
+
+    def __init__(self, on_outcome: Any) -> None:
+        self.on_outcome = on_outcome
+
+    def __call__(self, data: Any) -> None:
+        from course.engine.results import CheckOutcome
+
+        if self.on_outcome is None or not isinstance(data, dict):
+            return
+        try:
+            outcome = CheckOutcome(**{k: data[k] for k in ("name", "outcome", "cause", "message", "duration")})
+        except (KeyError, TypeError):
+            return
+        self.on_outcome(outcome)
 
 
 def result_from_dict(data: dict) -> Any:

@@ -193,8 +193,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     localize_starter(exercise)  # the first time: the starter in the learner's language (course/workspace.py)
     _isolation_notice()
     try:
-        with _checking_line(exercise):
-            result = check_exercise(exercise, seed=args.seed)
+        with _checking_line(exercise) as landed:
+            result = check_exercise(exercise, seed=args.seed, on_outcome=landed)
     except ValueError as e:  # a bad JAXLINGS_SEED
         _err(str(e))
         return EXIT_USAGE

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
@@ -157,9 +157,14 @@ class _ElapsedLine:
         self.budget = budget
         self.clock = clock
         self.start = clock()
+        self.done = 0  # tests whose outcome has landed
 
     def text(self) -> str:
         seconds = int(self.clock() - self.start)
+        if self.done:
+            # The tests that landed are printed above; this line says the rest is still running.
+            return _("checking {label}… {seconds} s, {done} done, the rest still running").format(
+                label=self.label, seconds=seconds, done=self.done)
         # The limit counts only the time the learner's code runs, not starting Python
         # and JAX, so it is said as a limit, not as a countdown.
         limit = " " + _("(your code may run {budget} s)").format(budget=f"{self.budget:g}") if self.budget else ""
@@ -171,20 +176,49 @@ class _ElapsedLine:
 
 
 @contextlib.contextmanager
-def elapsed_line(label: str, budget: float | None, console: Console | None = None) -> Iterator[None]:
+def elapsed_line(label: str, budget: float | None, console: Console | None = None) -> Iterator[Callable]:
     """While the body runs, show "checking NAME… 4 s (your code may run 30 s)" on stderr, then erase it.
 
-    Nothing at all when stderr is not a redrawable terminal.
+    Yields `landed(outcome)`: each test's outcome handed to it is printed above that line as it
+    lands (`landed_line`), the first failure with its message, and the line then says how many
+    are done and that the rest is still running. Nothing at all when stderr is not a
+    redrawable terminal: the verdict printed after it says everything.
     """
     console = console or ShellConsole(stderr=True, highlight=False)
     if not can_redraw(console):
-        yield
+        yield lambda outcome: None
         return
     from rich.live import Live
 
-    with Live(_ElapsedLine(label, budget), console=console, transient=True, refresh_per_second=4,
-              redirect_stdout=False, redirect_stderr=False):
-        yield
+    line = _ElapsedLine(label, budget)
+    failed = [False]
+
+    def landed(outcome: Any) -> None:
+        line.done += 1
+        first = outcome.outcome in ("failed", "error") and not failed[0]
+        failed[0] = failed[0] or first
+        live.console.print(landed_line(outcome, with_message=first), highlight=False)
+
+    with Live(line, console=console, transient=True, refresh_per_second=4,
+              redirect_stdout=False, redirect_stderr=False) as live:
+        yield landed
+
+
+def landed_line(outcome: Any, *, with_message: bool = False, width: int = 80) -> Text:
+    """One test's outcome as it lands: "✓ name", "✗ name", and for the first failure its message
+    (the learner's own text inside it made safe, a few lines at most; the verdict has it whole)."""
+    from course.engine.results import headline
+
+    mark, style = {"passed": ("✓", "green"), "skipped": ("–", "dim")}.get(outcome.outcome, ("✗", "red"))
+    text = Text(f"  {mark} ", style=style)
+    text.append(safe_text(outcome.name))
+    if outcome.outcome in ("failed", "error"):
+        text.append(": " + headline(outcome.cause), style=style)
+        if with_message and outcome.message:
+            lines = [ln for ln in outcome.message.splitlines() if ln.strip()][:6]
+            for ln in lines:
+                text.append("\n    " + safe_text(ln[: max(20, width - 4)]), style="dim")
+    return text
 
 
 @contextlib.contextmanager

@@ -224,8 +224,9 @@ class WatchLoop:
         import contextlib
 
         guard = self.checking(self.exercise) if self.checking else contextlib.nullcontext()
-        with guard:
-            result = self.check(self.exercise)
+        with guard as landed:
+            # Each test's verdict is shown as it lands (`elapsed_line`), the first failure at once.
+            result = self.check(self.exercise, on_outcome=landed) if landed else self.check(self.exercise)
         self.checks_run += 1
         self.passed = bool(result.passed)
         self._record(result)
