@@ -128,3 +128,41 @@ async def test_a_failed_check_after_a_pass_is_not_shown_as_passing(workspace):
         await settle(pilot)
         status = str(screen.query_one("#exercise-status").render())
         assert "✗ the last check failed" in status, status
+
+
+LONG = ("    return jnp.asarray(x) * alpha + 1  # the reference's comment, long enough to run well past "
+        "the right edge of an 80-column terminal")
+
+
+async def test_the_solution_takes_the_whole_width_at_80_columns_and_compares_code_not_comments(workspace):
+    mine = workspace / "exercises/01_arrays/scale.py"
+    mine.write_text('"""Scale an array."""\nimport jax.numpy as jnp\n\n\ndef scale(x, alpha):\n'
+                    "    # TODO: return x * alpha + 1 as a JAX array\n"
+                    '    raise NotImplementedError("TODO: write scale")\n')
+    solution = workspace.parent / "solution.py"
+    solution.write_text((COURSE / "solutions/01_arrays/scale.py").read_text().replace(
+        "    return jnp.asarray(x) * alpha + 1", LONG))
+
+    class Services(FakeLabServices):
+        def read_text(self, path):
+            return solution.read_text() if path.name == "scale.py" and "solutions" in path.parts else super().read_text(path)
+
+    app = JaxlingsApp(Services(check_result=PASSED))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_scale(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        pane = screen.query_one("#solution")
+        assert pane.display and pane.region.width == 80 and pane.region.height >= 16
+        assert not screen.query_one("#editor").region.width  # stepped aside while the diff is open
+        rows = screen.query_one("#solution-diff").render().plain.splitlines()
+        assert not [row for row in rows if row.startswith("-") and row[1:].strip().startswith("#")]
+        # The long line is one line of the diff (it scrolls sideways), not wrapped into two.
+        assert any(row.startswith("+") and row.endswith("80-column terminal") for row in rows)
+        assert pane.max_scroll_x > 0
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not pane.display and screen.query_one("#editor").region.width == 80
+        assert screen.focused is not None and screen.focused is not pane

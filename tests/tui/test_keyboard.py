@@ -47,7 +47,7 @@ def test_the_diff_folds_docstrings_so_the_code_differences_come_first():
 
 
 async def test_the_solution_pane_takes_the_focus_and_scrolls(workspace):
-    long_tail = "".join(f"# line {n}\n" for n in range(80))
+    long_tail = "".join(f"LINE_{n} = {n}\n" for n in range(80))
     (workspace / "exercises/01_arrays/scale.py").write_text(
         (COURSE / "exercises/01_arrays/scale.py").read_text() + long_tail)
     app = JaxlingsApp(FakeLabServices(check_result=PASSED))

@@ -685,6 +685,11 @@ class ExerciseScreen(CourseScreen):
         pane = self.query_one("#solution", VerticalScroll)
         opening = not pane.display
         pane.display = True
+        self.add_class("-solution-open")
+        if self.has_class("-narrow"):
+            # The diff needs every column: the editor steps aside (its buffer stays as it is).
+            self.editor.display = False
+            self.query_one("#load-error").display = False
         if opening:
             # The pane takes the keys (PageDown, arrows) and opens on the first difference.
             pane.focus()
@@ -692,9 +697,14 @@ class ExerciseScreen(CourseScreen):
 
     def _close_solution(self) -> None:
         pane = self.query_one("#solution")
-        if self.focused is pane:
-            self._leave_editor()
+        focused = self.focused is pane
         pane.display = False
+        self.remove_class("-solution-open")
+        self.editor.display = self.load_error is None
+        self.query_one("#load-error").display = self.load_error is not None
+        if focused:
+            # The tabs are back only once the styles have been applied again.
+            self.call_after_refresh(self._leave_editor)
 
     # -- reset ------------------------------------------------------------------------
     def action_reset(self) -> None:

@@ -3,7 +3,7 @@ sides scroll together, marked with -/+ as well as colour.
 
 Docstrings are folded to one line on both sides: the task text against the
 solution's short docstring is a screenful of difference that says nothing about
-the code."""
+the code. For the same reason comments are not compared."""
 
 from __future__ import annotations
 
@@ -38,17 +38,56 @@ def fold_docstrings(source: str) -> list[str]:
     return lines
 
 
+def code_of(lines: list[str]) -> list[str]:
+    """Each line without its comment and trailing spaces ("" for a blank or comment-only
+    line). `#` inside a string stays; a file that does not tokenize keeps its lines whole."""
+    import io
+    import tokenize
+
+    cut = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if token.type == tokenize.COMMENT:
+                row, column = token.start
+                cut[row - 1] = column
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [line.rstrip() for line in lines]
+    return [line[:cut[i]].rstrip() if i in cut else line.rstrip() for i, line in enumerate(lines)]
+
+
 def diff_lines(mine: str, reference: str) -> list[tuple[str, str]]:
     """(mark, line) for the whole reference file: " " same, "-" only in yours,
-    "+" only in the solution."""
+    "+" only in the solution.
+
+    Code is compared, not comments: a line of yours that differs only in its comment
+    counts as the same, your comment-only lines (the starter's TODOs, your notes) are
+    left out, and the solution's comments and blank lines show as they are."""
     a, b = fold_docstrings(mine), fold_docstrings(reference)
+    a_code, b_code = code_of(a), code_of(b)
+    a_at = [i for i, code in enumerate(a_code) if code.strip()]
+    b_at = [j for j, code in enumerate(b_code) if code.strip()]
     out: list[tuple[str, str]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    shown = 0  # the next line of the solution to show
+
+    def solution_up_to(j: int, mark: str) -> None:
+        nonlocal shown
+        out.extend((" ", line) for line in b[shown:j])  # its comments and blank lines before line j
+        out.append((mark, b[j]))
+        shown = j + 1
+
+    matcher = difflib.SequenceMatcher(None, [a_code[i] for i in a_at], [b_code[j] for j in b_at], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            out.extend((" ", line) for line in b[j1:j2])
+            for j in b_at[j1:j2]:
+                solution_up_to(j, " ")
             continue
-        out.extend(("-", line) for line in a[i1:i2])
-        out.extend(("+", line) for line in b[j1:j2])
+        if j1 < j2:
+            out.extend((" ", line) for line in b[shown:b_at[j1]])
+            shown = b_at[j1]
+        out.extend(("-", a[i]) for i in a_at[i1:i2])
+        for j in b_at[j1:j2]:
+            solution_up_to(j, "+")
+    out.extend((" ", line) for line in b[shown:])
     return out
 
 
