@@ -236,3 +236,34 @@ def test_no_check_or_engine_message_is_left_unmarked():
              for path in FILES
              for line, text in unmarked_in(_read(path), str(path), asserts=path.parent == CHECKS)]
     assert not found, f"{len(found)} message(s) not marked for translation:\n" + "\n".join(found[:40])
+
+
+# A first failure says what is wrong and where; the way to fix it comes with the hints, one
+# step at a time. These are the fixes that some checks used to print in full.
+FIXES_IN_HINTS = {
+    "jit_branch": ["jnp.sqrt(jnp.where(big, sq, 1.0))", "jnp.where(big, g * (max_norm / norm), g)",
+                   "jnp.maximum(norm, max_norm)"],
+    "immutable_updates": ["x.at[index].add(src)"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXES_IN_HINTS))
+def test_a_check_names_the_mistake_and_leaves_the_fix_to_the_hints(name):
+    from course import i18n
+    from course.catalog import load_catalog
+
+    exercise = load_catalog(ROOT).exercise(name)
+    source = (CHECKS / f"{exercise.check}.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    constants = _module_constants(tree)
+    messages = [text for node in ast.walk(tree) if (text := _marked(node, constants))]
+    assert messages
+    for fix in FIXES_IN_HINTS[name]:
+        assert not [m for m in messages if fix in m], f"a message of {exercise.check} gives away {fix}"
+        assert any(fix in hint for hint in exercise.hints), f"no hint of {name} says {fix}"
+        try:
+            i18n.set_language("ja")
+            assert all(i18n.content(hint) != hint for hint in exercise.hints), f"a hint of {name} is not in Japanese"
+            assert any(fix in i18n.content(hint) for hint in exercise.hints), f"no Japanese hint says {fix}"
+        finally:
+            i18n.set_language(i18n.DEFAULT)

@@ -63,7 +63,9 @@ def test_scatter_add_rows_accumulates_repeated_indices(learner, rng):
             last_wins = x.copy()
             last_wins[index] += src
             if not np.allclose(want, last_wins) and np.allclose(got, last_wins, rtol=1e-5, atol=1e-6):
-                fail(_("{call}: a row named twice in `index` got only one of its updates. `x.at[index].set(...)` "
-                       "or `x[index] += src` keep one write per row; use `x.at[index].add(src)` to "
-                       "accumulate.").format(call=call))
+                row = int(index[0])
+                fail(_("{call}: row {row} is named {count} times in `index`, but only one of its updates "
+                       "reached it. `x.at[index].set(...)` and `x[index] += src` keep one write per row, so "
+                       "updates to the same row do not add up.").format(
+                    call=call, row=row, count=int(np.sum(index == row))))
             assert_close(got, want, what=call, dtype=np.float32, rtol=1e-5, atol=1e-5)

@@ -2,7 +2,7 @@
 
 import jax.numpy as jnp
 
-MESSAGE = r"named twice.*accumulate"
+MESSAGE = r"row \d+ is named \d+ times in `index`.*only one of its updates"
 
 
 def masked_fill(x, mask, value):
