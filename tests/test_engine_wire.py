@@ -12,7 +12,7 @@ import optax
 import pytest
 from flax import nnx
 
-from course.engine.wire import DecodeError, NotPlainData, decode, encode, to_plain
+from course.engine.wire import MAX_CONTAINERS, DecodeError, NotPlainData, decode, encode, to_plain
 
 
 def roundtrip(value):
@@ -131,3 +131,21 @@ def test_a_number_may_be_any_float_scalar():
         assert_equal(np.int64(1), 1, what="an int")  # not a Python int: the statement says which
     with pytest.raises(CheckFailure):
         assert_close(np.array([0.5]), np.array(0.5, np.float32), what="shape")
+
+
+def test_brackets_inside_strings_are_text_not_lists():
+    """A reply's strings may hold any number of brackets: only lists and objects count."""
+    text = "[" * (MAX_CONTAINERS + 10)
+    assert decode(encode({"log": text, "more": ["{[" * 1000, "a\\\"[["]})) == \
+        {"log": text, "more": ["{[" * 1000, 'a\\"[[']}
+
+
+def test_a_refused_reply_says_what_was_refused():
+    many = b"[" + b'[],' * MAX_CONTAINERS + b'"[["]'
+    with pytest.raises(DecodeError, match=f"the reply holds {MAX_CONTAINERS + 1} lists or objects, more than "
+                                          f"the {MAX_CONTAINERS} a reply may hold"):
+        decode(many)
+    with pytest.raises(DecodeError, match="too many to tell its lists and objects"):
+        decode(b"[" + b'"[",' * (4 * MAX_CONTAINERS + 1) + b'""]')
+    with pytest.raises(DecodeError, match="the reply is not valid JSON"):
+        decode(b'{"l": [}')

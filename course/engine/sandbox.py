@@ -288,6 +288,11 @@ class LearnerProcess:
     def _read(self, deadline: float, *, during: str) -> Any:
         head = self._read_exact(HEADER.size, deadline, during)
         (n,) = HEADER.unpack(head)
+        if n > self.memory_mb << 20:
+            # The child builds each reply in its memory: a length beyond its limit is no reply's.
+            self._die(LearnerFailure("not_plain_data", _(
+                "the process for your code wrote something that is not a result where its results go "
+                "{during} (it began {head}); nothing of it was read.").format(during=during, head=repr(head))))
         if n > MAX_REPLY:
             self._die(LearnerFailure("out_of_memory", _("the result {during} is too large ({mib} MiB).").format(
                 during=during, mib=n >> 20)))
@@ -295,9 +300,9 @@ class LearnerProcess:
         try:
             return read_json(body)
         except DecodeError as e:
-            self._die(LearnerFailure("crash", _("the process for your code sent an unreadable reply {during} "
-                                                "({e}).").format(
-                during=during, e=e)))
+            # Nothing crashed: the reply was refused, and the message says why.
+            self._die(LearnerFailure("not_plain_data", _("the check refused the reply the process for your code "
+                                                         "sent {during}: {e}.").format(during=during, e=e)))
 
     def _read_exact(self, n: int, deadline: float, during: str) -> bytes:
         fd = self.proc.stdout.fileno()  # type: ignore[union-attr]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 import sys
 from typing import Any
 
@@ -170,22 +171,35 @@ def decode(data: bytes, *, max_containers: int = MAX_CONTAINERS) -> Any:
     return _dec(read_json(data, max_containers=max_containers), 0)
 
 
+# A JSON string: what its brackets are is text, not structure.
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+
+
 def read_json(data: bytes, *, max_containers: int = MAX_CONTAINERS) -> Any:
     """JSON from a process that is not trusted, its cost bounded before it is parsed.
 
-    Every container opens with `{` or `[`: counting those bytes (in C, no copy)
-    bounds the objects `json.loads` would build, brackets inside strings counted
-    too, which errs on the side of refusing. Depth is bounded by the parser's own
+    Every container opens with `{` or `[`, every string with `"`: counting those bytes
+    (in C, no copy) bounds the objects `json.loads` would build. Only when the count is
+    over the limit are the brackets inside strings, which build nothing, taken off it,
+    so a reply whose strings hold brackets is read. Depth is bounded by the parser's own
     recursion limit (RecursionError) and then by `_dec`."""
     if not isinstance(data, (bytes, bytearray)):
         raise DecodeError(f"expected bytes, got {type(data).__name__}")
     containers = data.count(b"{") + data.count(b"[")
     if containers > max_containers:
-        raise DecodeError(f"it holds {containers} lists or objects, more than {max_containers}")
+        strings = data.count(b'"') // 2
+        if strings > 4 * max_containers:  # arrays and floats cross as a few strings per object
+            raise DecodeError(f"the reply holds {containers} brackets and about {strings} strings, too many to "
+                              f"tell its lists and objects (at most {max_containers}) from its text")
+        for m in _JSON_STRING.finditer(data):
+            containers -= data.count(b"{", m.start(), m.end()) + data.count(b"[", m.start(), m.end())
+        if containers > max_containers:
+            raise DecodeError(f"the reply holds {containers} lists or objects, more than the {max_containers} "
+                              "a reply may hold")
     try:
         return json.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
-        raise DecodeError(f"not valid JSON: {str(e)[:200]}") from None
+        raise DecodeError(f"the reply is not valid JSON: {str(e)[:200]}") from None
 
 
 def _dec(raw: Any, depth: int) -> Any:
