@@ -3,11 +3,14 @@
     report = run_lab(LabConfig(variants=["torch_eager", "nnx_jit"], epochs=50),
                      on_progress=print, cancel=threading.Event())
 
-`run_lab` runs the chosen variants one after another in the calling thread
-(a UI calls it from a worker thread), reports progress after epochs, checks
-`cancel` before every batch and returns a `LabReport` whatever happens: a
-variant that raises is recorded as failed and the next one runs; after Stop the
-variant in progress and those not started are recorded as cancelled.
+`run_lab` runs the chosen variants in turns (`course.lab.rounds`: each its own
+thread, one at a time, round after round, so that load on the machine hits all of
+them alike), reports progress after epochs, checks `cancel` before every batch and
+returns a `LabReport` whatever happens: a variant that raises is recorded as failed
+and the others run on; after Stop the variants in progress and those not started
+are recorded as cancelled. A variant's ms/epoch is the median of its timed rounds,
+shown with their spread; `LabReport.unreliable` says when the machine was too busy
+for the ranking to hold.
 
 The JSON form of a report (`LabReport.to_dict`) is described in
 `course/lab/README.md`.
@@ -28,13 +31,15 @@ import numpy as np
 
 from course.i18n import N_, _, ngettext
 from course.lab.context import Cancelled, TrainContext
-from course.lab.numbers import SPEEDUP_BASIS, speedup
+from course.lab.rounds import RoundRobin
+from course.lab.numbers import SPEEDUP_BASIS, median, speedup, unreliable_reasons
 from course.lab.variants import REGISTRY, load
 from course.titanic import FEATURES
 
 # 2: one speed-up basis (steady state), `first_step_s`, `compile_s` null for eager variants.
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
+# 3: interleaved rounds: `rounds_ms` per result (ms_per_epoch is their median), `measurement`.
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
 
 VARIANTS: dict[str, str] = {name: info.label for name, info in REGISTRY.items()}
 INPUT_PATHS: dict[str, str] = {name: info.input_path for name, info in REGISTRY.items()}
@@ -186,6 +191,8 @@ class VariantResult:
     traceback: str | None = None
     # The first step, whatever it cost: compile_s under jit, a warm-up step when eager.
     first_step_s: float | None = None
+    # Steady-state ms per epoch of each timed round, in order; ms_per_epoch is their median.
+    rounds_ms: list[float] = field(default_factory=list)
 
 
 def error_text(result: VariantResult) -> str:
@@ -210,6 +217,9 @@ class LabReport:
     steps_per_epoch: int = 0
     n_train: int = 0
     n_test: int = 0
+    # The 1-minute load average as the run started and as it ended (None where the system has none).
+    load_start: float | None = None
+    load_end: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -232,9 +242,25 @@ class LabReport:
             out[f"vs_{base}"] = {r.variant: self.speedup(r.variant, base) for r in self.results}
         return out
 
+    def unreliable(self) -> list[dict]:
+        """Why the ranking may not hold (a busy machine, rounds far apart, too few rounds); empty when it holds."""
+        return unreliable_reasons(
+            [self.load_start, self.load_end], self.hardware.cpu_count,
+            {r.variant: r.rounds_ms for r in self.results if r.status == "ok"})
+
+    def measurement(self) -> dict:
+        return {
+            "method": "interleaved rounds: the variants take turns; ms_per_epoch is the median of each variant's "
+                      "rounds",
+            "load_average": [self.load_start, self.load_end],
+            "cpu_count": self.hardware.cpu_count,
+            "unreliable": self.unreliable(),
+        }
+
     def to_dict(self) -> dict:
         return {
             "schema_version": SCHEMA_VERSION,
+            "measurement": self.measurement(),
             "cancelled": self.cancelled,
             "hardware": asdict(self.hardware),
             "config": asdict(self.config),
@@ -258,6 +284,7 @@ class LabReport:
             raise ValueError(f"lab report schema_version {data.get('schema_version')!r}, "
                              f"expected one of {READABLE_SCHEMAS}")
         counts = data.get("data", {})
+        load = (list(data.get("measurement", {}).get("load_average") or []) + [None, None])[:2]
         return cls(
             hardware=Hardware(**data["hardware"]),
             config=LabConfig(**data["config"]),
@@ -265,7 +292,19 @@ class LabReport:
             versions=dict(data["versions"]),
             cancelled=bool(data["cancelled"]),
             **{k: int(counts.get(k, 0)) for k in ("dropped_per_epoch", "steps_per_epoch", "n_train", "n_test")},
+            load_start=_float_or_none(load[0]), load_end=_float_or_none(load[1]),
         )
+
+
+def _float_or_none(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def load_average() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):  # not on every system (Windows)
+        return None
 
 
 def versions() -> dict[str, str]:
@@ -312,17 +351,36 @@ def run_lab(
         steps_per_epoch=split.n_train // config.batch_size,
         dropped_per_epoch=split.n_train % config.batch_size,
     )
-    for name in config.variants:
-        if report.cancelled or (cancel is not None and cancel.is_set()):
-            report.cancelled = True
-            report.results.append(_not_run(name, config))
-            continue
+    report.load_start = load_average()
+    results: dict[str, VariantResult] = {}
+    contexts: dict[str, TrainContext] = {}
+    turns = RoundRobin(config.variants, cancel)
+
+    def run_one(name: str) -> None:
         if on_start is not None:
             on_start(name, config.epochs_for(name))
-        result = _run_variant(name, config, split, hardware, on_progress, cancel)
-        report.results.append(result)
-        report.cancelled = result.status == "cancelled"
+        results[name] = _run_variant(name, config, split, hardware, on_progress, cancel, turns, contexts)
+
+    turns.run(run_one)
+    report.load_end = load_average()
+    for name in config.variants:
+        report.results.append(results.get(name) or _not_run(name, config))
+    report.cancelled = any(r.status == "cancelled" for r in report.results)
     return report
+
+
+def _eta(contexts: dict[str, "TrainContext"], variants: list[str]) -> float | None:
+    """Seconds until the whole run ends: every variant's remaining epochs at its own steady rate."""
+    total = 0.0
+    for name in variants:
+        ctx = contexts.get(name)
+        if ctx is None or ctx.timing.compiled is None:
+            return None
+        done = len(ctx.losses) - ctx.timing.steps_at_compile / ctx.steps_per_epoch
+        if done <= 0:
+            return None
+        total += (ctx.clock() - ctx.timing.compiled) / done * (ctx.epochs - len(ctx.losses))
+    return total
 
 
 def _warm_up(config: LabConfig) -> None:
@@ -348,9 +406,10 @@ def _not_run(name: str, config: LabConfig) -> VariantResult:
     )
 
 
-def _run_variant(name, config, split, hardware, on_progress, cancel) -> VariantResult:
+def _run_variant(name, config, split, hardware, on_progress, cancel, turns=None, contexts=None) -> VariantResult:
     epochs = config.epochs_for(name)
     last_sent = [0.0]
+    contexts = {} if contexts is None else contexts
 
     def on_epoch(epoch: int, loss: float) -> None:
         if on_progress is None:
@@ -359,20 +418,15 @@ def _run_variant(name, config, split, hardware, on_progress, cancel) -> VariantR
         if epoch < epochs and now - last_sent[0] < PROGRESS_INTERVAL_S:
             return
         last_sent[0] = now
-        t = ctx.timing
-        elapsed = now - t.start
-        eta = None
-        if t.compiled is not None:
-            steady = now - t.compiled
-            done = epoch - t.steps_at_compile / ctx.steps_per_epoch
-            eta = steady / done * (epochs - epoch) if done > 0 else None
-        on_progress(Progress(name, epoch, epochs, loss, elapsed, eta))
+        elapsed = ctx.clock() - ctx.timing.start
+        on_progress(Progress(name, epoch, epochs, loss, elapsed, _eta(contexts, config.variants)))
 
     ctx = TrainContext(
         split=split, epochs=epochs, batch_size=config.batch_size, learning_rate=config.learning_rate,
         hidden=config.hidden, seed=config.seed, torch_device=hardware.torch_device,
-        cancel=cancel, on_epoch=on_epoch,
+        cancel=cancel, on_epoch=on_epoch, baton=turns,
     )
+    contexts[name] = ctx
     result = VariantResult(
         variant=name, label=VARIANTS[name], epochs=epochs, compile_s=None, total_s=None, ms_per_epoch=None,
         steps_per_s=None, final_loss=None, test_accuracy=None, losses=ctx.losses, status="ok",
@@ -405,11 +459,11 @@ def _fill_timing(result: VariantResult, ctx: TrainContext, full_epochs: int) -> 
     if result.status != "ok" or t.done is None or t.compiled is None:
         return
     result.total_s = t.done - t.start
-    steady_s = t.done - t.compiled
-    steady_steps = ctx.steps - t.steps_at_compile
-    if steady_steps > 0 and steady_s > 0:
-        result.steps_per_s = steady_steps / steady_s
-        result.ms_per_epoch = 1000 * steady_s / steady_steps * ctx.steps_per_epoch
+    result.rounds_ms = [1000 * s / n * ctx.steps_per_epoch for s, n in ctx.rounds]
+    if result.rounds_ms:
+        # The median round: a burst of load in one or two rounds does not move it.
+        result.ms_per_epoch = median(result.rounds_ms)
+        result.steps_per_s = 1000 * ctx.steps_per_epoch / result.ms_per_epoch
     elif result.epochs:
         result.ms_per_epoch = 1000 * result.total_s / result.epochs
     if result.epochs == full_epochs:

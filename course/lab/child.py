@@ -122,9 +122,13 @@ def _child_main(event_fd: int) -> int:
     from course.titanic import TitanicDataError
 
     events = os.fdopen(event_fd, "w", encoding="utf-8", buffering=1)
+    # Variants train in threads of their own (they take turns, but after Stop they end at once).
+    lock = threading.Lock()
 
     def emit(kind: str, payload: Any) -> None:
-        events.write(json.dumps({kind: payload}) + "\n")
+        line = json.dumps({kind: payload}) + "\n"
+        with lock:
+            events.write(line)
 
     config = LabConfig(**json.loads(sys.stdin.readline()))
     cancel = threading.Event()

@@ -49,6 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-plot", action="store_true", help=_("skip the loss plot"))
 
 
+def stdout_console(file=None):
+    """The report's console: as wide as the terminal, also behind a pipe (`| tee`, `| less`), and
+    80 columns where there is no terminal at all (rich's fallback), never wider."""
+    from rich.console import Console
+
+    return Console(file=file)
+
+
 def build_config(args: argparse.Namespace) -> LabConfig:
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     config = LabConfig(variants=variants, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed,
@@ -66,9 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     from course.titanic import TitanicDataError
 
-    out, err = Console(), Console(stderr=True)
-    if not out.is_terminal:
-        out = Console(width=150)  # a file or pipe: no reason to wrap the table at 80 columns
+    out, err = stdout_console(), Console(stderr=True)
     try:
         config = build_config(args)
     except LabConfigError as exc:
@@ -199,10 +205,12 @@ def _padded(label: str) -> str:
 
 
 def _print_report(report, out, *, plot: bool) -> None:
-    from course.lab.render import loss_plot, notes, results_tables
+    from course.lab.render import loss_plot, notes, results_tables, warnings
 
     out.print()
     out.print(_("Hardware: {hardware}").format(hardware=escape(report.hardware.describe())))
+    for i, line in enumerate(warnings(report)):
+        out.print(f"[yellow]{line}[/yellow]" if i == 0 else "  " + line)
     for table in results_tables(report):
         out.print(table)
     for line in notes(report):

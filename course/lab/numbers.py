@@ -27,6 +27,73 @@ def speedup(base_ms_per_epoch: float | None, ms_per_epoch: float | None) -> floa
     return base_ms_per_epoch / ms_per_epoch
 
 
+# Rounds far apart: (slowest - fastest) / median above this, and the median is not to be trusted.
+SPREAD_LIMIT = 0.5
+# Fewer timed rounds than this and there is nothing to take a median of.
+MIN_ROUNDS = 3
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def spread(values: list[float]) -> float | None:
+    """(slowest - fastest) / median of a variant's rounds; None with fewer than two."""
+    if len(values) < 2:
+        return None
+    mid = median(values)
+    return (max(values) - min(values)) / mid if mid > 0 else None
+
+
+def unreliable_reasons(load: list[float | None], cores: int, rounds: dict[str, list[float]]) -> list[dict]:
+    """Why a ranking from these figures may not hold, one dict per reason (English keys, for the JSON report).
+
+    `load` is the 1-minute load average at the start and the end of the run, `rounds` each
+    finished variant's ms per epoch in every timed round. Reasons: the machine had more
+    work than cores; a variant's rounds lie far apart; a variant has too few rounds.
+    """
+    reasons: list[dict] = []
+    busiest = max((x for x in load if x is not None), default=None)
+    if busiest is not None and cores and busiest > cores:
+        reasons.append({"reason": "load", "load": round(busiest, 2), "cpu_count": cores})
+    for variant, values in rounds.items():
+        if len(values) < MIN_ROUNDS:
+            reasons.append({"reason": "few_rounds", "variant": variant, "rounds": len(values)})
+            continue
+        wide = spread(values)
+        if wide is not None and wide > SPREAD_LIMIT:
+            reasons.append({"reason": "spread", "variant": variant, "spread": round(wide, 3)})
+    return reasons
+
+
+def unreliable_lines(reasons: list[dict]) -> list[str]:
+    """`unreliable_reasons` in words, in the language in use: a warning first, then each reason."""
+    from course.i18n import _
+
+    if not reasons:
+        return []
+    lines = [_("⚠ The ranking below may not hold: run again on a quieter machine before drawing conclusions.")]
+    for r in reasons:
+        if r["reason"] == "load":
+            lines.append(_("The machine was busy: load average {load:.1f} on {cores} CPU cores.").format(
+                load=r["load"], cores=r["cpu_count"]))
+        elif r["reason"] == "spread":
+            lines.append(_("{variant}: its rounds differ by {spread:.0%} of their median.").format(
+                variant=r["variant"], spread=r["spread"]))
+        elif r["reason"] == "few_rounds":
+            lines.append(_("{variant}: only {rounds} timed round(s), too few for a median: an estimate.").format(
+                variant=r["variant"], rounds=r["rounds"]))
+    return lines
+
+
+def fmt_spread(values: list[float]) -> str:
+    """A variant's spread as a percentage (`12%`), or `-` with fewer than two rounds."""
+    wide = spread(values)
+    return MISSING if wide is None else f"{wide:.0%}"
+
+
 def fmt_speedup(value: float | None) -> str:
     """1,234×, 32.2×, 0.81×, 0.023×: two significant digits below 1, so a slow variant never reads 0.0×."""
     if value is None or not math.isfinite(value) or value <= 0:
@@ -74,6 +141,8 @@ def legend_lines(extrapolated: list[tuple[str, int]], epochs: int, *, app: bool 
         _("{compile}: trace + compile of the first step (empty for eager variants, which compile nothing). "
           "ms/epoch: steady state, after the first step. {full}: init + first step + every epoch.").format(
             compile=compile_, full=full),
+        _("The variants take turns, a few epochs each, round after round, so that load on the machine hits "
+          "all of them: ms/epoch is the median of a variant's rounds, Spread is (slowest - fastest) / median."),
     ]
     for variant, ran in extrapolated:
         lines.append(_("{legend} ({variant}: its full run from the measured ms/epoch; its loss and accuracy "

@@ -9,8 +9,8 @@ from rich.table import Table
 
 from course.i18n import _
 from course.lab.api import LabReport, VariantResult, error_text
-from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_speedup, legend_lines, mark_points, plot_legend,
-                                plot_marker)
+from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_speedup, fmt_spread, legend_lines, mark_points,
+                                plot_legend, plot_marker, unreliable_lines)
 from course.lab.variants import ladder_lines, variant_label
 
 
@@ -31,18 +31,18 @@ def results_tables(report: LabReport) -> list[Table]:
 def speed_table(report: LabReport) -> Table:
     table = Table(title=_("Speed: Titanic MLP, {epochs} epochs, batch {batch}").format(
         epochs=report.config.epochs, batch=report.config.batch_size),
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     table.add_column(_("Variant"), no_wrap=True)
-    for header in (_("Compile s"), "ms/epoch", _("Full run s"), "×NNX eager", "×PyTorch"):
+    for header in (_("Compile s"), "ms/epoch", _("Spread"), _("Full run s"), "×NNX eager", "×PyTorch"):
         table.add_column(header, justify="right", no_wrap=True)
     for r in report.results:
         if r.status != "ok":
-            table.add_row(r.variant, MISSING, MISSING, _status(r), MISSING, MISSING)
+            table.add_row(r.variant, MISSING, MISSING, MISSING, _status(r), MISSING, MISSING)
             continue
         mark = EXTRAPOLATED if r.extrapolated else ""
         table.add_row(
             r.variant, "" if r.compile_s is None else f"{r.compile_s:.2f}", fmt_ms(r.ms_per_epoch),
-            f"{_num(r.full_run_s, '.2f')}{mark}",
+            fmt_spread(r.rounds_ms), f"{_num(r.full_run_s, '.2f')}{mark}",
             fmt_speedup(report.speedup(r.variant, "nnx_eager")), fmt_speedup(report.speedup(r.variant, "torch_eager")),
         )
     return table
@@ -72,6 +72,11 @@ def batches_line(report: LabReport) -> str:
 def legend(report: LabReport) -> list[str]:
     """What the columns mean; the same words as the app's legend."""
     return legend_lines([(r.variant, r.epochs) for r in report.results if r.extrapolated], report.config.epochs)
+
+
+def warnings(report: LabReport) -> list[str]:
+    """Said before the figures when the machine was too busy, or the rounds too few or too far apart, to rank."""
+    return [escape(line) for line in unreliable_lines(report.unreliable())]
 
 
 def notes(report: LabReport) -> list[str]:

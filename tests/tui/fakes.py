@@ -79,6 +79,7 @@ class FakeLabServices(Services):
                 steps_per_s=1000 / ms * 32 if ok else None, final_loss=losses[-1] if losses else None,
                 test_accuracy=0.802 if ok else None, losses=losses, status=status, error=error,
                 full_run_s=ms * epochs / 1000 if ok else None, extrapolated=ok and n < epochs,
+                rounds_ms=[ms * f for f in (0.97, 1.0, 1.03, 0.99, 1.01)] if ok else [],
             ))
             report.cancelled = report.cancelled or status == "cancelled"
         return report

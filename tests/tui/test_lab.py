@@ -290,3 +290,118 @@ async def test_the_lab_at_80_columns_names_every_variant_in_full_with_its_rung(w
             assert variant in shown
             line = next(line for line in key.splitlines() if line.split()[:1] == [variant])
             assert _(REGISTRY[variant].rung) in line
+
+
+# --- a run at 80×24: Stop from anywhere, everything reachable, one run's figures at a time ---
+
+async def stop_and_wait(pilot, lab: LabScreen) -> None:
+    lab._cancel.set()  # whatever the test found, the fake's long run must not outlive it
+    await wait_until(pilot, lambda: not lab.running)
+
+
+async def test_x_stops_a_run_started_with_enter_in_the_epochs_field(workspace):
+    app = JaxlingsApp(FakeLabServices(epoch_delay=0.02))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await open_lab(pilot, ["torch_eager", "nnx_jit"], 100_000)
+        lab.query_one("#lab-epochs").focus()
+        await pilot.press("enter")
+        try:
+            await wait_until(pilot, lambda: len(lab._losses.get("torch_eager", [])) >= 3)
+            shown = {b.binding.key for b in app.screen.active_bindings.values()
+                     if b.binding.action == "stop" and b.enabled and b.binding.show}
+            assert shown == {"x"}, "the footer does not show x Stop during the run"
+            await pilot.press("x")
+            await wait_until(pilot, lambda: not lab.running, timeout=10)
+        finally:
+            await stop_and_wait(pilot, lab)
+        assert app.lab_reports[-1].cancelled
+        assert lab.query_one("#lab-epochs").value == "100000"  # nothing typed into the field
+
+
+async def test_ctrl_x_stops_from_a_text_field_and_the_footer_says_so(workspace):
+    app = JaxlingsApp(FakeLabServices(epoch_delay=0.02))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await open_lab(pilot, ["torch_eager", "nnx_jit"], 100_000)
+        await pilot.press("r")
+        try:
+            await wait_until(pilot, lambda: len(lab._losses.get("torch_eager", [])) >= 3)
+            lab.query_one("#lab-eager-epochs").focus()
+            await pilot.pause()
+            shown = {b.binding.key for b in app.screen.active_bindings.values()
+                     if b.binding.action.startswith("stop") and b.enabled and b.binding.show}
+            assert shown == {"ctrl+x"}
+            await pilot.press("x")  # typed into the field: a field owns its printable keys
+            await pilot.press("ctrl+x")
+            await wait_until(pilot, lambda: not lab.running, timeout=10)
+        finally:
+            await stop_and_wait(pilot, lab)
+        assert app.lab_reports[-1].cancelled
+
+
+async def test_at_80x24_the_progress_is_on_screen_and_page_down_reaches_the_plot(workspace):
+    from course.lab.api import VARIANTS
+    from course.tui.widgets.loss_plot import LossPlot
+
+    app = JaxlingsApp(FakeLabServices(epoch_delay=0.02))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await open_lab(pilot, list(VARIANTS), 100_000)
+        await pilot.press("r")
+        out = lab.query_one("#lab-out")
+        try:
+            await wait_until(pilot, lambda: len(lab._losses.get("torch_eager", [])) >= 3)
+            await pilot.pause()
+            rows = list(lab.query(".variant-row"))
+            assert len(rows) == 7
+            for row in rows:  # every bar and its figures in sight, without scrolling
+                assert out.region.contains_region(row.region), row.id
+        finally:
+            await stop_and_wait(pilot, lab)
+        lab.query_one("#lab-epochs").focus()  # PageDown works wherever the focus is
+        for _ in range(12):
+            await pilot.press("pagedown")
+        await pilot.pause()
+        assert out.max_scroll_y > 0 and out.scroll_y == out.max_scroll_y
+        plot = lab.query_one(LossPlot)
+        assert out.region.intersection(plot.region).height > 0 or plot.region.y < out.region.y
+        for _ in range(12):
+            await pilot.press("pageup")
+        await pilot.pause()
+        assert out.scroll_y == 0
+
+
+async def test_a_second_run_does_not_show_the_first_runs_rows(workspace):
+    app = JaxlingsApp(FakeLabServices(epoch_delay=0.02))
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await open_lab(pilot, ["torch_eager", "nnx_jit"], 100_000)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: len(lab._losses.get("torch_eager", [])) >= 3)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: not lab.running)
+        table = lab.query_one("#lab-table")
+        assert table.row_count == 2  # the first run's rows, stopped
+        await pilot.press("r")
+        try:
+            await wait_until(pilot, lambda: lab.running and len(lab._losses.get("torch_eager", [])) >= 3)
+            assert table.row_count == 0 or not table.display
+        finally:
+            await stop_and_wait(pilot, lab)
+
+
+async def test_rows_give_the_median_and_spread_and_a_busy_machine_is_said(workspace):
+    services = FakeLabServices()
+    real = services.run_lab
+
+    def busy_run(*args, **kwargs):
+        report = real(*args, **kwargs)
+        report.load_start, report.load_end = 9.0, 8.5  # the fake's machine has 2 cores
+        return report
+
+    services.run_lab = busy_run
+    app = JaxlingsApp(services)
+    async with app.run_test(size=(80, 24)) as pilot:
+        lab = await run_fake(pilot, ["torch_eager", "nnx_jit"], 30)
+        state = str(lab.query_one("#row-nnx_jit .variant-state").render())
+        assert "median of 5 rounds, spread 6%" in state
+        warning = lab.query_one("#lab-warning")
+        assert warning.display and "may not hold" in str(warning.render()) and "load average 9.0" in str(
+            warning.render())

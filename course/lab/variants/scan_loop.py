@@ -72,7 +72,8 @@ def train(ctx: TrainContext) -> np.ndarray:
     tx = optax.adam(ctx.learning_rate)
     opt_state = tx.init(params)
     x_all, y_all = jax.device_put(ctx.split.x_train), jax.device_put(ctx.split.y_train)
-    chunk = chunk_size(ctx.epochs)
+    # At most a round's epochs per chunk: a turn ends only between chunks (see below).
+    chunk = chunk_size(ctx.epochs, min(MAX_CHUNK, ctx.round_epochs))
     # One key per epoch, shaped (chunks, chunk): chunk i is a view, not a new split.
     keys = jax.random.split(jax.random.key(ctx.seed), ctx.epochs).reshape(ctx.epochs // chunk, chunk)
     train_chunk = make_train_chunk(graphdef, tx, ctx.steps_per_epoch, ctx.batch_size)
@@ -86,8 +87,12 @@ def train(ctx: TrainContext) -> np.ndarray:
         params, opt_state, losses = compiled(params, opt_state, x_all, y_all, keys[i])
         ctx.count_steps(chunk * ctx.steps_per_epoch)
         if pending is not None:
-            _report(ctx, *pending)  # the chunk before, while this one runs
+            _report(ctx, *pending, can_pass=False)  # the chunk before, while this one runs
         pending = (i * chunk, losses)
+        if i + 1 < len(keys) and ctx.turn_due(ahead=chunk):
+            # Nothing may run on the device in another variant's turn: drain, then hand over.
+            _report(ctx, *pending)
+            pending = None
     if pending is not None:
         _report(ctx, *pending)
     ctx.mark_done(lambda: jax.block_until_ready(params))
@@ -95,6 +100,7 @@ def train(ctx: TrainContext) -> np.ndarray:
     return np.asarray(jax.jit(lambda p, x: nnx.merge(graphdef, p)(x))(params, ctx.split.x_test))
 
 
-def _report(ctx: TrainContext, first: int, losses: jax.Array) -> None:
-    for i, loss in enumerate(np.asarray(losses)):
-        ctx.end_epoch(first + i, loss)
+def _report(ctx: TrainContext, first: int, losses: jax.Array, *, can_pass: bool = True) -> None:
+    values = np.asarray(losses)
+    for i, loss in enumerate(values):
+        ctx.end_epoch(first + i, loss, can_pass=can_pass and i == len(values) - 1)

@@ -23,9 +23,9 @@ from textual.widgets import Button, DataTable, Header, Input, Label, ProgressBar
 from textual.widgets.data_table import ColumnKey
 
 from course.lab.api import FULL_EAGER_S, default_eager_epochs, error_text
-from course.lab.numbers import (EXTRAPOLATED, MISSING, fmt_ms, fmt_seconds, fmt_speedup, legend_lines,
-                                plot_legend)
-from course.lab.variants import ladder_lines, variant_label
+from course.lab.numbers import (EXTRAPOLATED, MIN_ROUNDS, MISSING, fmt_ms, fmt_seconds, fmt_speedup, fmt_spread,
+                                legend_lines, plot_legend, unreliable_lines)
+from course.lab.variants import ladder_lines
 from course.i18n import N_, _
 from course.tui.screens.base import CourseScreen
 from course.tui.widgets.footer import CourseFooter
@@ -37,6 +37,7 @@ EAGER, JITTED = "nnx_eager", "nnx_jit"
 # few epochs and extrapolates the rest, so a first run takes a minute, not seven; a short
 # one runs it in full (`default_eager_epochs`), until the learner types a number there.
 EPOCHS = 500
+RUNNING = N_("Training {count} variant(s) for {epochs} epochs, taking turns…{left}")
 INTRO = N_("Choose variants and epochs, then Run (r or Enter). Each variant trains the article's "
            "Titanic MLP (9→64→1, Adam 1e-3, batch 32).")
 MAX_EPOCHS = 100_000
@@ -101,31 +102,28 @@ def parse_epochs(raw: str, high: int) -> tuple[int | None, str]:
     return value, ""
 
 
-class VariantRow(Vertical):
-    """One variant's live progress: attributes down from the screen."""
+class VariantRow(Horizontal):
+    """One variant's live progress on one line (seven fit at 80×24): attributes down from the screen."""
 
     def __init__(self, variant: str, label: str, epochs: int) -> None:
         super().__init__(classes="variant-row", id=f"row-{variant}")
         self.variant = variant
-        self.label = label  # in English, as the report keeps it; shown with `variant_label`
+        self.label = label  # in English, as the report keeps it
         self.epochs = epochs
 
     def compose(self) -> ComposeResult:
-        yield Label(variant_label(self.variant, self.label), classes="variant-label", markup=False)
-        with Horizontal(classes="variant-bar"):
-            yield ProgressBar(total=self.epochs, show_eta=False, show_percentage=True)
-            yield Static(_("waiting"), classes="variant-state")
+        # The name, as in the list and the table; the ladder says what each one is.
+        yield Label(self.variant, classes="variant-label", markup=False)
+        yield ProgressBar(total=self.epochs, show_eta=False, show_percentage=True)
+        yield Static(_("waiting"), classes="variant-state")
 
     def relabel(self) -> None:
-        """The variant's label in the language now in use."""
-        for label in self.query(".variant-label").results(Label):
-            label.update(variant_label(self.variant, self.label))
+        """Names are not translated; the state is said again when the next figures come."""
 
-    def show(self, epoch: int, epochs: int, loss: float, eta_s: float | None) -> None:
+    def show(self, epoch: int, epochs: int, loss: float) -> None:
         self.query_one(ProgressBar).update(total=epochs, progress=epoch)
-        eta = " · " + _("~{time} left").format(time=fmt_seconds(eta_s)) if eta_s is not None else ""
         self.query_one(".variant-state", Static).update(
-            _("epoch {epoch}/{epochs} · loss {loss}").format(epoch=epoch, epochs=epochs, loss=f"{loss:.4f}") + eta)
+            _("epoch {epoch}/{epochs} · loss {loss}").format(epoch=epoch, epochs=epochs, loss=f"{loss:.4f}"))
 
     def finish(self, text: str, epochs_run: int, epochs: int) -> None:
         # Progress messages can arrive before the row is mounted; the report is the truth.
@@ -138,6 +136,12 @@ class LabScreen(CourseScreen):
         Binding("escape", "app.pop_screen", N_("Map"), id="lab.back", tooltip=N_("Back to the map (a run keeps going)")),
         Binding("r", "run", N_("Run"), id="lab.run", tooltip=N_("Train the chosen variants")),
         Binding("x", "stop", N_("Stop"), id="lab.stop", tooltip=N_("Stop the run within a second")),
+        # A text field owns `x`: from there Ctrl+X stops (and the footer says so while it has the focus).
+        Binding("ctrl+x", "stop_from_field", N_("Stop"), id="lab.stop_field", priority=True,
+                tooltip=N_("Stop the run within a second")),
+        # Wherever the focus is, the results below the settings are a page away.
+        Binding("pagedown", "page_results(1)", N_("Page down"), id="lab.pagedown", priority=True, show=False),
+        Binding("pageup", "page_results(-1)", N_("Page up"), id="lab.pageup", priority=True, show=False),
         Binding("ctrl+s", "save", N_("Save JSON"), id="lab.save",
                 tooltip=N_("Save the last results as JSON under .jaxlings/lab/")),
     ]
@@ -189,6 +193,8 @@ class LabScreen(CourseScreen):
         self._headline_said: tuple[str | None, dict[str, Any]] = (INTRO, {})
         # The eager field follows Epochs (default_eager_epochs) until the learner edits it.
         self._eager_auto: str | None = str(default_eager_epochs(EPOCHS))
+        self._run_said: dict[str, Any] = {}
+        self._warning_said: list[dict] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -214,12 +220,14 @@ class LabScreen(CourseScreen):
             with VerticalScroll(id="lab-out"):
                 yield Static(_("Detecting hardware…"), id="lab-hardware")
                 yield Static(_(INTRO), id="lab-headline")
-                yield Static("", id="lab-ladder")
+                yield Static("", id="lab-warning")
+                # What moves during a run comes first: at 80×24 it is on screen without scrolling.
                 yield Vertical(id="lab-rows")
                 yield DataTable(id="lab-table", cursor_type="row", zebra_stripes=True)
-                yield Static("", id="lab-legend")
                 yield LossPlot(id="lab-plot")
                 yield Static("", id="lab-plot-key")
+                yield Static("", id="lab-legend")
+                yield Static("", id="lab-ladder")
                 yield Static("", id="lab-saved")
         yield CourseFooter()
 
@@ -400,12 +408,23 @@ class LabScreen(CourseScreen):
         rows = self.query_one("#lab-rows")
         # The last run's rows have the same ids: they must be gone before the new ones mount.
         self.running = True
+        # The last run's figures go: its rows would read as this run's.
+        table = self.query_one(DataTable)
+        table.clear()
+        table.display = False
+        self.query_one("#lab-legend", Static).update("")
+        self._warning([])
+        self.query_one("#lab-out").scroll_home(animate=False)
+        if isinstance(self.focused, Input) or self.focused is self.query_one("#lab-run"):
+            # Where `x` stops the run (a field would type it) and the footer shows it.
+            self.query_one("#lab-stop", Button).focus()
         await rows.remove_children()
         await rows.mount_all([VariantRow(v, self.variants.get(v, v), per_variant.get(v, epochs)) for v in chosen])
         self._losses = {v: [] for v in chosen}
         self._plot_dirty = True
         self._cancel = threading.Event()
-        self._headline(N_("Training {count} variant(s) for {epochs} epochs…"), count=len(chosen), epochs=epochs)
+        self._run_said = {"count": len(chosen), "epochs": epochs}
+        self._headline(RUNNING, **self._run_said, left="")
         self._train(chosen, epochs, per_variant, self._cancel)
 
     @work(thread=True, exclusive=True, group="lab", exit_on_error=False, description=N_("training"))
@@ -431,10 +450,15 @@ class LabScreen(CourseScreen):
     def on_lab_screen_progressed(self, event: Progressed) -> None:
         rows = self.query(f"#row-{event.variant}")
         if rows:
-            rows.first(VariantRow).show(event.epoch, event.epochs, event.loss, event.eta_s)
+            rows.first(VariantRow).show(event.epoch, event.epochs, event.loss)
+        if self.running and not self._cancel.is_set():
+            left = "" if event.eta_s is None else " " + _("~{time} left").format(time=fmt_seconds(event.eta_s))
+            self._headline(RUNNING, **self._run_said, left=left)
 
     def on_lab_screen_finished(self, event: Finished) -> None:
         self.running = False
+        if self.focused is None or self.focused is self.query_one("#lab-stop"):
+            self.query_one("#lab-run", Button).focus()
         report = event.report
         if report is None:
             self._headline(N_("✗ The run failed; see the message."))
@@ -463,15 +487,23 @@ class LabScreen(CourseScreen):
             )
             rows = self.query(f"#row-{r.variant}")
             if rows:
-                done = _("✓ done") if ok else f"✗ {_(r.status)}"
+                done = _round_summary(r) if ok else f"✗ {_(r.status)}"
                 if r.error:
                     done += f": {error_text(r)}"
                 rows.first(VariantRow).finish(done, len(r.losses), r.epochs)
+        self._warning(report.unreliable())
         self.query_one("#lab-legend", Static).update(Text("\n".join(legend_lines(
             [(r.variant, r.epochs) for r in report.results if r.extrapolated], report.config.epochs, app=True))))
         self._set_curves({r.variant: list(r.losses) for r in report.results if r.losses})
         self._plot_dirty = False
         self._headline(None, report=report)
+
+    def _warning(self, reasons: list[dict]) -> None:
+        """Whether the ranking holds, said where it is seen before the figures."""
+        warning = self.query_one("#lab-warning", Static)
+        self._warning_said = reasons
+        warning.update(Text("\n".join(unreliable_lines(reasons))))
+        warning.display = bool(reasons)
 
     def _set_curves(self, curves: dict[str, list[float]]) -> None:
         self.query_one(LossPlot).set_curves(curves)
@@ -489,6 +521,13 @@ class LabScreen(CourseScreen):
         if self.running:
             self._cancel.set()
             self._headline(N_("Stopping…"))
+
+    def action_stop_from_field(self) -> None:
+        self.action_stop()
+
+    def action_page_results(self, pages: int) -> None:
+        results = self.query_one("#lab-out", VerticalScroll)
+        results.scroll_page_down(animate=False) if pages > 0 else results.scroll_page_up(animate=False)
 
     # -- save ---------------------------------------------------------------------------
     def action_save(self) -> None:
@@ -542,9 +581,21 @@ class LabScreen(CourseScreen):
             return not self.running
         if action == "stop":
             return self.running
+        if action == "stop_from_field":
+            # Shown in the footer only where `x` would be typed into a field.
+            return self.running and isinstance(self.focused, Input)
         if action == "save":
             return None if self.report is None else True
         return True
+
+
+def _round_summary(r: Any) -> str:
+    """`✓ 27.6 ms/epoch: median of 9 rounds, spread 12%`: the figure and how far to trust it."""
+    text = _("✓ {ms} ms/epoch: median of {n} rounds, spread {spread}").format(
+        ms=fmt_ms(r.ms_per_epoch), n=len(r.rounds_ms), spread=fmt_spread(r.rounds_ms))
+    if len(r.rounds_ms) < MIN_ROUNDS:
+        text += " " + _("(an estimate)")
+    return text
 
 
 def save_report(data: dict) -> Path:
