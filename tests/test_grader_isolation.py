@@ -360,3 +360,71 @@ def test_root_that_cannot_change_to_the_sandbox_uid_falls_back_without_a_traceba
                             timeout=600)
     assert "Traceback" not in doctor.stdout + doctor.stderr, (doctor.stdout + doctor.stderr)[-3000:]
     assert "Isolation:" in doctor.stdout
+
+
+def _sandbox_bases(tmp: Path) -> list[str]:
+    return sorted(p.name for p in tmp.glob("jaxlings-sandboxes-*"))
+
+
+def test_the_sandboxes_folder_goes_with_the_last_sandbox_in_it(tmp_path, monkeypatch):
+    import tempfile
+
+    from course.engine.isolation import HostFolder
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    first, second = HostFolder("one"), HostFolder("two")
+    assert _sandbox_bases(tmp_path) == [f"jaxlings-sandboxes-{os.getuid()}"]
+    first.remove()
+    assert _sandbox_bases(tmp_path) and second.path.is_dir()  # still in use
+    second.remove()
+    assert _sandbox_bases(tmp_path) == []
+    third = HostFolder("three")  # made again when needed
+    assert third.path.is_dir()
+    third.remove()
+    assert _sandbox_bases(tmp_path) == []
+
+
+def _runs_as(uid: int) -> bool:
+    """Whether this interpreter can be started as `uid` here (root, setpriv, a Python others may run)."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return False
+    # A Python that starts Python: the grader's workers and children are started as that user too.
+    nested = "import subprocess, sys; sys.exit(subprocess.run([sys.executable, '-c', 'import course']).returncode)"
+    probe = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", sys.executable,
+                            "-c", nested], cwd="/", capture_output=True, timeout=120)
+    return probe.returncode == 0
+
+
+@pytest.mark.parametrize("who", ["this user", "a user who is not root"])
+def test_a_grading_run_leaves_no_sandbox_folder_behind(who):
+    """Under the TMPDIR it was given, a normal run leaves nothing of jaxlings: not the folder
+    its sandboxes were made in, even empty."""
+    import tempfile
+
+    uid = 61000 + secrets.randbelow(900)  # a throw-away one: no sandboxes of another run under it
+    prefix: list[str] = []
+    if who != "this user":
+        if not _runs_as(uid):
+            pytest.skip("cannot run this Python as another user here")
+        # The sandbox, where that user can start one; else the plain process: each tier makes its folders there.
+        prefix = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    # Under /tmp, traversable: a sandbox's launcher must reach its folder.
+    tmp = Path(tempfile.mkdtemp(prefix="jaxlings-test-tmp-", dir="/tmp"))
+    try:
+        os.chmod(tmp, 0o1777 if prefix else 0o711)
+        class_dir, out = tmp / "class", tmp / "out"
+        (class_dir / "one" / EX).mkdir(parents=True)
+        (class_dir / "one" / EX / "add.py").write_text((SOLUTIONS / "add.py").read_text())
+        for p in (class_dir, *class_dir.rglob("*")):
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        env = {**os.environ, "JAXLINGS_COURSE_ROOT": str(COURSE), "TMPDIR": str(tmp), "HOME": str(tmp)}
+        env.pop("JAXLINGS_SEED", None)
+        proc = subprocess.run([*prefix, sys.executable, "-I", "-m", "course", "grade", str(class_dir), "--out",
+                               str(out), "--exercises", "add", "--jobs", "1", "--quiet",
+                               *(["--i-understand"] if prefix else [])],
+                              cwd="/", env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert json.loads((out / "report.json").read_text())["submissions"][0]["total"] > 0
+        assert _sandbox_bases(tmp) == []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

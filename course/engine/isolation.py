@@ -254,9 +254,15 @@ class HostFolder:
     """
 
     def __init__(self, kind: str) -> None:
-        base = _base_dir()
-        sweep(base)
-        self.path = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
+        for attempt in range(8):
+            base = _base_dir()
+            try:
+                sweep(base)
+                self.path = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
+                break
+            except FileNotFoundError:  # the last folder in it went, and `base` with it: made again
+                if attempt == 7:
+                    raise
         # Locked before it takes its name: a sweep never sees an unlocked `.lock` of a live folder.
         pending = self.path / f".lock-{secrets.token_hex(4)}"
         self._lock = os.open(pending, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
@@ -269,6 +275,10 @@ class HostFolder:
         remove_tree(self.path)
         os.close(self._lock)
         self._lock = None
+        try:  # the last one out takes the sandboxes' folder with it; one still in use keeps it
+            os.rmdir(self.path.parent)
+        except OSError:
+            pass
 
 
 def sweep(base: Path | None = None) -> list[str]:
