@@ -853,17 +853,3 @@ def for_checks() -> Isolation:
         return choose(requested)
     except IsolationError as exc:
         return Isolation("process", tried=(str(exc),))
-
-
-def doctor_lines(grading: bool = False) -> list[str]:
-    """What `jaxlings doctor` prints about isolation."""
-    iso = choose("auto", grading=grading) if grading else for_checks()
-    lines = [iso.notice()]
-    if iso.tier != "bubblewrap":
-        lines.append(_("bubblewrap: {problem}; to use it, {hint}.").format(
-            problem=reason_text(_unavailable("bubblewrap") or "") or _("installed but unusable here"),
-            hint=_(INSTALL_HINT)))
-    if not iso.sandboxed:
-        lines.append(_("User namespaces are off here: enable them (sysctl kernel.unprivileged_userns_clone=1, "
-                       "user.max_user_namespaces > 0), or in a container allow unshare(CLONE_NEWUSER)."))
-    return lines

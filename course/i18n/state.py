@@ -84,17 +84,60 @@ def _not_in_catalog(domain: str, catalog, source_root: Path | None) -> int:
     """How many messages the code marks for `domain` that `catalog` lacks (0 without a checkout's settings)."""
     if source_root is None or not (source_root / EXTRACTION[domain]).is_file():
         return 0
-    from babel.messages.extract import extract_from_dir
+    from babel.messages.extract import default_directory_filter, extract, extract_from_dir
     from babel.messages.frontend import parse_mapping_cfg
+    from babel.util import pathmatch
 
     with (source_root / EXTRACTION[domain]).open(encoding="utf-8") as f:
         method_map, options_map = parse_mapping_cfg(f)
     keywords = {"_": None, "N_": None, "ngettext": (1, 2), "gettext": None}
-    marked = {message if isinstance(message, str) else message[0]
-              for _file, _line, message, _comments, _context
-              in extract_from_dir(source_root, method_map, options_map, keywords=keywords)}
+    # Where the learner works in the course's own folder, its exercises/ are their working files
+    # (a starter they put in their language, code they wrote): the course's own are the committed ones.
+    working = _working_exercises(source_root)
+
+    def course_folder(path: str) -> bool:
+        return default_directory_filter(path) and not (working is not None and Path(path).resolve() == working)
+
+    found = [message for _file, _line, message, _comments, _context
+             in extract_from_dir(source_root, method_map, options_map, keywords=keywords,
+                                 directory_filter=course_folder)]
+    if working is not None:
+        for name, data in _committed(source_root, "exercises").items():
+            pattern, method = next(((p, m) for p, m in method_map if pathmatch(p, name)), ("", "ignore"))
+            if method != "ignore":
+                found += [message for _line, message, _comments, _context
+                          in extract(method, io.BytesIO(data), keywords=keywords, options=options_map.get(pattern))]
+    marked = {message if isinstance(message, str) else message[0] for message in found}
     known = {m.id if isinstance(m.id, str) else m.id[0] for m in catalog if m.id}
     return len(marked - known)
+
+
+def _working_exercises(source_root: Path) -> Path | None:
+    """`source_root/exercises` where it is the learner's working folder, else None."""
+    from course import paths
+
+    folder = (source_root / "exercises").resolve()
+    return folder if paths.exercises_dir().resolve() == folder else None
+
+
+def _committed(root: Path, folder: str) -> dict[str, bytes]:
+    """The files under `folder` as committed in the git checkout at `root` (none where it is not one)."""
+    import subprocess
+
+    def git(*args: str) -> bytes | None:
+        try:
+            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    names = git("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", folder) or b""
+    files = {}
+    for name in filter(None, names.decode("utf-8", "surrogateescape").split("\0")):
+        data = git("show", f"HEAD:{name}")
+        if data is not None:
+            files[name] = data
+    return files
 
 
 def _placeholder_mismatches(catalog) -> list[str]:
@@ -137,47 +180,52 @@ def _shown(path: Path) -> str:
 
 
 def warnings(states: dict[str, dict[str, Any]]) -> list[str]:
-    """Each problem as one sentence that says what to do about it."""
+    """Each problem as what it means for whoever reads `doctor` (mostly a learner, who can do nothing
+    about it), and what the course's maintainers do about it."""
     out = []
     for lang, state in states.items():
         name = i18n.LANGUAGES.get(lang, lang)
         for domain, count in state["untranslated"].items():
             out.append(i18n.ngettext(
                 "{language}: {n} message of the {domain} catalog has no translation (or a fuzzy one); "
-                "it shows in English. Translate it in {path} (`make catalogs` adds new messages).",
+                "it shows in English until the course's maintainers translate it in {path} "
+                "(`make catalogs` adds new messages).",
                 "{language}: {n} messages of the {domain} catalog have no translation (or a fuzzy one); "
-                "they show in English. Translate them in {path} (`make catalogs` adds new messages).",
+                "they show in English until the course's maintainers translate them in {path} "
+                "(`make catalogs` adds new messages).",
                 count).format(language=name, n=count, domain=domain, path=_shown(i18n.po_path(lang, domain))))
         for domain, count in state["not_in_catalog"].items():
             out.append(i18n.ngettext(
-                "{language}: {n} message of the code is not in the {domain} catalog yet; it shows in English. "
-                "Run `make catalogs`, then translate it in {path}.",
-                "{language}: {n} messages of the code are not in the {domain} catalog yet; they show in English. "
-                "Run `make catalogs`, then translate them in {path}.",
+                "{language}: {n} message of the code is not in the {domain} catalog yet; it shows in English "
+                "until the course's maintainers run `make catalogs` and translate it in {path}.",
+                "{language}: {n} messages of the code are not in the {domain} catalog yet; they show in English "
+                "until the course's maintainers run `make catalogs` and translate them in {path}.",
                 count).format(language=name, n=count, domain=domain, path=_shown(i18n.po_path(lang, domain))))
         for domain, error in state["broken_catalogs"].items():
             out.append(_("{language}: the {domain} catalog does not compile cleanly ({error}); its messages "
-                         "may show in English. Fix {path}, then run `make`.").format(
+                         "may show in English until the course's maintainers fix {path} and then run `make`.").format(
                 language=name, domain=domain, error=error, path=_shown(i18n.po_path(lang, domain))))
         for domain, ids in state["placeholder_mismatches"].items():
             out.append(_("{language}: in {path}, the translation of {message!r} names other {{placeholders}} "
-                         "than the English; make them the same.").format(
+                         "than the English; the course's maintainers need to make them the same.").format(
                 language=name, path=_shown(i18n.po_path(lang, domain)), message=ids[0][:60])
                 + (" " + _("({n} more like it)").format(n=len(ids) - 1) if len(ids) > 1 else ""))
         if state.get("unmarked"):
             out.append(i18n.ngettext(
                 "{language}: {n} message of the checks and the engine is not marked for translation; a failed "
-                "check shows it in English. Mark it with _() and translate it (`make catalogs`).",
+                "check shows it in English until the course's maintainers mark it with _() and translate it "
+                "(`make catalogs`).",
                 "{language}: {n} messages of the checks and the engine are not marked for translation; a failed "
-                "check shows them in English. Mark them with _() and translate them (`make catalogs`).",
+                "check shows them in English until the course's maintainers mark them with _() and translate them "
+                "(`make catalogs`).",
                 state["unmarked"]).format(language=name, n=state["unmarked"]))
         if state["lessons_missing"]:
             files = state["lessons_missing"]
             out.append(i18n.ngettext(
-                "{language}: {n} lesson has no edition in lessons/{lang}/ ({files}); it opens in English. "
-                "Translate it from lessons/, keeping its code blocks byte for byte.",
-                "{language}: {n} lessons have no edition in lessons/{lang}/ ({files}); they open in English. "
-                "Translate them from lessons/, keeping their code blocks byte for byte.",
+                "{language}: {n} lesson has no edition in lessons/{lang}/ ({files}); it opens in English until "
+                "the course's maintainers translate it from lessons/, keeping its code blocks byte for byte.",
+                "{language}: {n} lessons have no edition in lessons/{lang}/ ({files}); they open in English until "
+                "the course's maintainers translate them from lessons/, keeping their code blocks byte for byte.",
                 len(files)).format(language=name, n=len(files), lang=lang,
                                    files=", ".join(files[:5]) + (", ..." if len(files) > 5 else "")))
     return out

@@ -596,15 +596,42 @@ def _isolation_notice() -> None:
 
 
 def _doctor_isolation(args: argparse.Namespace) -> dict[str, list[str]]:
-    from course.engine.isolation import IsolationError, doctor_lines
+    from course.engine.isolation import IsolationError
 
-    out = {"check": doctor_lines()}
+    out = {"check": _isolation_lines()}
     if getattr(args, "grading", False):
         try:
-            out["grade"] = doctor_lines(grading=True)
+            out["grade"] = _isolation_lines(grading=True)
         except IsolationError as e:
             out["grade"] = [str(e)]
     return out
+
+
+def _isolation_lines(grading: bool = False) -> list[str]:
+    """What is in force, and what stronger isolation would take: only what the reader can do."""
+    import shutil
+
+    from course.engine.isolation import INSTALL_HINT, REASONS, choose, for_checks, reason_text
+
+    iso = choose("auto", grading=grading) if grading else for_checks()
+    lines = [iso.notice()]
+    if iso.tier != "bubblewrap":
+        why = next((t.split(": ", 1)[1] for t in iso.tried if t.startswith("bubblewrap: ")), None)
+        if shutil.which("bwrap") is None:
+            lines.append(_("bubblewrap: not installed; to use it, {hint}.").format(hint=_(INSTALL_HINT)))
+        elif os.geteuid() == 0:
+            # Installed and passed over on purpose: installing it again changes nothing.
+            lines.append(_("bubblewrap: installed, not used: {why}.").format(why=reason_text(REASONS[2])) + " " + (
+                _("The unshare tier in force sandboxes graded code as well.") if iso.tier == "unshare" else
+                _("To use it, run as a user who is not root; as root, the unshare tier needs user namespaces.")))
+        elif why:
+            lines.append(_("bubblewrap: installed, but {why}.").format(why=reason_text(why)))
+        else:
+            lines.append(_("bubblewrap: installed, not tried: isolation {tier} was asked for.").format(tier=iso.tier))
+    if not iso.sandboxed:
+        lines.append(_("User namespaces are off here: enable them (sysctl kernel.unprivileged_userns_clone=1, "
+                       "user.max_user_namespaces > 0), or in a container allow unshare(CLONE_NEWUSER)."))
+    return lines
 
 
 def _devices() -> list[str]:
