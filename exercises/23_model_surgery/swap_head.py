@@ -22,13 +22,18 @@ PyTorch equivalent:
    the mean softmax cross-entropy of the logits against the integer labels
    `y`; gradients for the head only; one `optimizer.update(model, grads)`;
    return the loss (before the update). layer1 and layer2 must not change.
+   Call the model inside `nnx.capture` here too: a plain `model(x)` stores what
+   it sows on the model, so the state `nnx.jit` carries grows every call and the
+   step is compiled anew every call.
 
-What the checks do: lower your `features`, the model's forward pass inside
-the check's own `nnx.capture`, your `train_step` (after your `swap_head`) and
-the new model's forward pass, each with the parameters and the optimizer's
-state as inputs; then run those programs here on parameters, Adam state and
-inputs drawn here, and compare them with NumPy: layer2's activations, the
-logits, a few Adam steps on the head, and a body that stays exactly as it was.
+What the checks do: lower your `features`, a plain call of the model that
+returns what it sowed onto the model, your `train_step` (after your
+`swap_head`) and the new model's forward pass, each with the parameters and the
+optimizer's state as inputs; then run those programs here on parameters, Adam
+state and inputs drawn here, and compare them with NumPy: layer2's activations,
+the logits, a few Adam steps on the head, and a body that stays exactly as it
+was. The step's program must hand back a state of the same structure as the
+one it takes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Alternative: the training step calls model(x) outside nnx.capture, as lesson 22's does: flax 0.12.8 warns (DeprecationWarning) and stores the sown value on the model copy inside the step, which is not a failure."""
+"""Near miss: the training step calls model(x) outside nnx.capture: every call sows one more array onto the model, so the state nnx.jit sees grows and the step is compiled anew every call."""
+
+MESSAGE = r"compiled anew every call"
+
 
 import jax
 import jax.numpy as jnp
