@@ -478,3 +478,25 @@ def test_sigusr1_prints_the_stacks_of_a_running_jaxlings():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.returncode == 0 and "still running" in proc.stdout
     assert "most recent call first" in proc.stderr and "<string>" in proc.stderr
+
+
+def test_the_check_box_keeps_links_whole_and_wrapped_lines_indented():
+    from rich.console import Console
+
+    from course.engine.results import CheckOutcome, ExerciseResult
+    from course.shell.commands import print_result
+
+    url = "https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError"
+    message = ("jax.errors.TracerBoolConversionError: Attempted boolean conversion of traced array with shape "
+               f"bool[] inside clip_by_norm, which jax.jit traces with abstract values.\nSee {url}")
+    result = ExerciseResult("jit_branch", False, "exception", message,
+                            [CheckOutcome("test_clip", "failed", "exception", message, 0.1)], 0.1, 1)
+    console = Console(width=80, file=io.StringIO(), color_system=None)
+    print_result(console, result)
+    out = console.file.getvalue()
+    assert url in out.splitlines()[-1]  # whole, on one line, under the box
+    rows = [row.strip("│").rstrip() for row in out.splitlines() if row.startswith("│")]
+    first = next(i for i, row in enumerate(rows) if "TracerBoolConversionError: Attempted" in row)
+    # The message is indented under its check; its continued rows are indented further, not at column 0.
+    assert rows[first].startswith("   jax.errors") and rows[first + 1].startswith("     ")
+    assert all(len(row) <= 80 for row in out.splitlines() if row[:1] in "│╭╰")

@@ -153,18 +153,26 @@ def print_result(console: Console, result: Any, short: bool = False, after_pass:
     from rich.panel import Panel
     from rich.text import Text
 
-    from course.shell.terminal import safe_text
+    from course.shell.terminal import box_lines, safe_text
 
     style = "green" if result.passed else "red"
     # The message opens with the cause in words; the title says where and which way.
     title = (_("✓ {exercise}: passed") if result.passed else _("✗ {exercise}: not passed yet")).format(
         exercise=result.exercise)
+    # Inside the box's borders and padding; wrapped here, so that a continued line keeps its indentation.
+    inner = max(console.width - 4, 20)
     # Messages quote the learner's code and exceptions, and output is whatever it printed.
-    body = Text(safe_text(result.message if result.passed else failure_report(result, short)))
+    rows, links = box_lines(safe_text(result.message if result.passed else failure_report(result, short)), inner)
+    body = Text("\n".join(rows))
     if not result.passed and result.output.strip():
+        printed, more = box_lines(safe_text("\n".join(result.output.strip().splitlines()[-15:])), inner)
+        links += more
         body.append("\n\n" + _("Your code printed:") + "\n", style="dim")
-        body.append(safe_text("\n".join(result.output.strip().splitlines()[-15:])), style="dim")
+        body.append("\n".join(printed), style="dim")
     console.print(Panel(body, title=Text(safe_text(title)), border_style=style, expand=False))
+    for number, url in enumerate(links, start=1):
+        # Whole, on a line of its own: the terminal may wrap it, but it stays one link.
+        console.print(Text(f"[{number}] {url}"), soft_wrap=True)
     if result.passed:
         done = _("[green]Done.[/] `jaxlings solution {exercise}` shows the reference solution.").format(
             exercise=escape(result.exercise))

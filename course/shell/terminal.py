@@ -263,3 +263,39 @@ def budget_of(exercise: Any) -> float | None:
         return time_budget(exercise)
     except Exception:  # noqa: BLE001 - a broken check module is reported by the check itself
         return None
+
+
+_URL = re.compile(r"https?://\S+")
+
+
+def box_lines(text: str, width: int) -> tuple[list[str], list[str]]:
+    """`text` as the rows of a box `width` cells wide, and the links set apart from it.
+
+    A row that continues a wrapped line starts two cells right of that line's own
+    indentation, so an indented traceback line still reads as one. A link that cannot fit
+    on a row is not cut (a terminal could not open half of it): the box says where it is,
+    and it is returned whole, to be printed under the box."""
+    from rich.cells import cell_len
+
+    rows: list[str] = []
+    links: list[str] = []
+    for line in text.split("\n"):
+        stripped = line.lstrip(" ")
+        indent = min(len(line) - len(stripped), max(width // 2, 0))
+        room = max(width - indent, 8)
+
+        def set_apart(match: re.Match) -> str:
+            url = match.group(0)
+            if cell_len(url) <= room - 2:
+                return url
+            links.append(url)
+            return _("(link {number}, under this box)").format(number=len(links))
+
+        stripped = _URL.sub(set_apart, stripped)
+        if cell_len(stripped) <= room:
+            rows.append(" " * indent + stripped)
+            continue
+        wrapped = wrap_cells(stripped, room - 2)
+        rows.append(" " * indent + wrapped[0])
+        rows.extend(" " * (indent + 2) + row for row in wrapped[1:])
+    return rows, links

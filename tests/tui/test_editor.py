@@ -80,7 +80,7 @@ async def test_the_failing_line_is_a_link_and_g_jumps_to_it(workspace):
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert screen.failure_line == 9
-        content = screen.query_one("#results").render()
+        content = screen.query_one("#results").render().content  # the Content inside the wrapping visual
         assert any("jump_to_line(9)" in str(span.style) for span in content.spans)
         assert app.focused is not screen.editor
         await pilot.click("#results", offset=(4, 1))  # the link, under the headline

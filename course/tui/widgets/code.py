@@ -12,6 +12,8 @@ from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Static
 
+from course.tui.widgets.wrap import HangingText
+
 
 class CodePanel(Static):
     """One read-only code block."""
@@ -21,7 +23,8 @@ class CodePanel(Static):
         self.code = code.rstrip("\n")
         self.language = None if lang in ("console", "text") else lang
         self.is_highlighted = False
-        super().__init__(Content(self.code), **kwargs)
+        # A long line wraps under its own indentation, a trailing comment on a row of its own.
+        super().__init__(HangingText(Content(self.code), code=self.language == "python"), **kwargs)
         if title:
             self.border_title = title
 
@@ -32,7 +35,7 @@ class CodePanel(Static):
     def show_highlighted(self, text: Content) -> None:
         if not self.is_mounted:
             return  # the lesson was read again (another language) while this was being coloured
-        self.update(text)
+        self.update(HangingText(text, code=self.language == "python"))
         self.is_highlighted = True
 
 

@@ -98,13 +98,16 @@ def diff_content(mine: str, reference: str) -> tuple[Content, int]:
     if not any(mark != " " for mark, _line in lines):
         head = Content.from_markup("[b $success]" + _("Your code is the reference solution, line for line.") + "[/]")
     else:
-        head = Content.from_markup("[dim]" + _("- your line   + the solution's line   (docstrings folded: {folded})")
-                                   .format(folded=FOLDED) + "[/dim]")
+        # Two short lines: the diff does not wrap, so a long legend would run out of sight.
+        head = Content.from_markup("[dim]" + _("- your line   + the solution's line") + "\n"
+                                   + _("Docstrings folded ({folded}), comments not compared.").format(folded=FOLDED)
+                                   + "[/dim]")
     body = [head]
     for mark, line in lines:
         text = Content(f"{mark} {line}")
         body.append(text.stylize(styles[mark]) if styles[mark] else text)
-    first = next((number for number, (mark, _line) in enumerate(lines, start=1) if mark != " "), 0)
+    first = next((number + head.plain.count("\n") for number, (mark, _line) in enumerate(lines, start=1)
+                  if mark != " "), 0)
     return Content("\n").join(body), first
 
 

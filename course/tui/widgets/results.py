@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from course.i18n import N_, _
+from course.tui.widgets.wrap import HangingText
 
 PASS = "✓"
 FAIL = "✗"
@@ -85,11 +86,27 @@ class ResultsView(Static):
             )
         )
 
-    def show_running(self, budget: float | None = None) -> None:
+    def show_running(self, budget: float | None = None, landed: tuple | list = ()) -> None:
+        """The check is running; `landed` are the outcomes of the tests that have finished, as they
+        land: each with its mark, the first failure with its message at once."""
         limit = " " + _("It may take up to {seconds} s; the status line counts the seconds.").format(
             seconds=f"{budget:g}") if budget else ""
-        self.update(Content.from_markup(_("[b]… Checking[/b] your code in a separate Python process.") + "$limit",
-                                        limit=limit))
+        parts = [Content.from_markup(_("[b]… Checking[/b] your code in a separate Python process.") + "$limit",
+                                     limit=limit)]
+        told_failure = False
+        for check in landed:
+            mark, style = _mark(check.outcome)
+            outcome = _(OUTCOMES.get(check.outcome, check.outcome))
+            parts.append(Content.from_markup(f"[{style}]{mark}[/] [b]$name[/] [dim]$outcome[/]",
+                                             name=check.name, outcome=outcome))
+            if mark == FAIL and check.message and not told_failure:
+                told_failure = True
+                parts.append(Content("\n".join("    " + line for line in str(check.message).rstrip().splitlines())))
+        if landed:
+            parts.append(Content.from_markup("[dim]" + _("{done} done; the rest is still running.").format(
+                done=len(landed)) + "[/]"))
+        self.update(HangingText(Content("\n").join(parts)))
 
     def show_result(self, result: Any, failure_line: int | None = None) -> None:
-        self.update(result_content(result, failure_line))
+        # A wrapped message line stays under its own indentation (Textual's wrap starts at column 0).
+        self.update(HangingText(result_content(result, failure_line)))
