@@ -13,6 +13,7 @@ those show in English in every language).
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ def _not_in_catalog(domain: str, catalog, source_root: Path | None) -> int:
     """How many messages the code marks for `domain` that `catalog` lacks (0 without a checkout's settings)."""
     if source_root is None or not (source_root / EXTRACTION[domain]).is_file():
         return 0
-    from babel.messages.extract import default_directory_filter, extract, extract_from_dir
+    from babel.messages.extract import extract, extract_from_dir
     from babel.messages.frontend import parse_mapping_cfg
     from babel.util import pathmatch
 
@@ -96,7 +97,10 @@ def _not_in_catalog(domain: str, catalog, source_root: Path | None) -> int:
     working = _working_exercises(source_root)
 
     def course_folder(path: str) -> bool:
-        return default_directory_filter(path) and not (working is not None and Path(path).resolve() == working)
+        # Babel's own rule (its filter is deprecated): no hidden or private folders (.git, __pycache__).
+        if os.path.basename(path).startswith((".", "_")):
+            return False
+        return not (working is not None and Path(path).resolve() == working)
 
     found = [message for _file, _line, message, _comments, _context
              in extract_from_dir(source_root, method_map, options_map, keywords=keywords,
