@@ -236,6 +236,16 @@ class Services:
 
         return keep_unsaved(exercise, text)
 
+    def recovered_exercises(self, catalog) -> list[str]:
+        """Exercises whose unsaved edits were kept when the app last ended (and differ
+        from their file), newest first. A folder that cannot be read has none to offer."""
+        from course.recovery import pending
+
+        try:
+            return pending(catalog)
+        except OSError:
+            return []
+
     # -- checks -----------------------------------------------------------------
     def warm_up_checks(self) -> None:
         """Start the check runner's warm child ahead of the first check."""
@@ -260,11 +270,12 @@ class Services:
             return float(exercise.timeout or DEFAULT_TIMEOUT)
         return float(exercise.timeout or settings.timeout or DEFAULT_TIMEOUT)
 
-    def run_check(self, exercise):
+    def run_check(self, exercise, on_outcome=None):
+        """The verdict; `on_outcome` is told each test's outcome as it lands (on this worker's thread)."""
         # One check at a time: a cancelled worker's thread may still be inside
         # `run`, and the session's warm child is not shared between callers.
         with self._session_lock:
-            return self._open_session().run(exercise)
+            return self._open_session().run(exercise, on_outcome=on_outcome)
 
     def _open_session(self):
         if self._session is None:

@@ -6,6 +6,7 @@ fixed timings and fixed check results, built with the same shapes the core uses.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -46,6 +47,8 @@ class FakeLabServices(Services):
         self.epoch_delay = epoch_delay
         self.check_result = check_result
         self.stopped_at: int | None = None
+        self.hold_verdict: threading.Event | None = None  # set by a test to let the verdict come
+        self.landed = threading.Event()  # every test of the fake check has landed
 
     def detect_hardware(self) -> Hardware:
         return FAKE_HARDWARE
@@ -84,10 +87,18 @@ class FakeLabServices(Services):
             report.cancelled = report.cancelled or status == "cancelled"
         return report
 
-    def run_check(self, exercise):
+    def run_check(self, exercise, on_outcome=None):
         if self.check_result is not None:
+            # Each test lands as the real session tells it, then the verdict; a test may hold the
+            # check between the two (`hold_verdict`) to see the screen while the rest still runs.
+            for check in self.check_result.checks:
+                if on_outcome is not None:
+                    on_outcome(check)
+            if self.hold_verdict is not None:
+                self.landed.set()
+                self.hold_verdict.wait(timeout=60)
             return self.check_result
-        return super().run_check(exercise)
+        return super().run_check(exercise, on_outcome)
 
     def warm_up_checks(self) -> None:
         if self.check_result is None:

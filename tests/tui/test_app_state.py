@@ -94,9 +94,9 @@ class SlowCheck(FakeLabServices):
         super().__init__(check_result=FAILED)
         self.release = threading.Event()
 
-    def run_check(self, exercise):
+    def run_check(self, exercise, on_outcome=None):
         self.release.wait(60)
-        return super().run_check(exercise)
+        return super().run_check(exercise, on_outcome)
 
 
 async def test_a_running_check_shows_its_time_against_the_limit(workspace):
@@ -152,7 +152,7 @@ class CountingSlowCheck(SlowCheck):
         super().__init__()
         self.seen: list[str] = []
 
-    def run_check(self, exercise):
+    def run_check(self, exercise, on_outcome=None):
         self.release.wait(60)
         self.seen.append(exercise.exercise_path().read_text())
         return self.check_result
@@ -178,3 +178,31 @@ async def test_a_save_during_a_running_check_is_checked_too(workspace):
         await settle(pilot)
         assert services.seen[-1] == newer
         assert not screen.checking
+
+
+async def test_each_tests_outcome_shows_while_the_rest_still_runs(workspace):
+    """The results pane shows each test as it lands, the first failure with its message, and says
+    the rest is still running, before the verdict comes."""
+    two = FakeResult("scale", False, "wrong_result", "", [
+        FakeOutcome("test_scale_matches", "failed", "wrong_result", "scale(x, 2) returned 3.0, expected 5.0"),
+        FakeOutcome("test_scale_under_jit", "passed")])
+    services = FakeLabServices(check_result=two)
+    services.hold_verdict = threading.Event()
+    app = JaxlingsApp(services)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.open_exercise("scale")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("ctrl+r")
+        try:
+            await wait_until(pilot, lambda: services.landed.is_set() and len(screen._landed) == 2)
+            await pilot.pause()
+            shown = str(screen.query_one("#results").render())
+            assert screen.checking
+            assert "test_scale_matches" in shown and "expected 5.0" in shown and "test_scale_under_jit" in shown
+            assert "still running" in shown
+        finally:
+            services.hold_verdict.set()
+        await wait_until(pilot, lambda: not screen.checking)
+        assert "still running" not in str(screen.query_one("#results").render())

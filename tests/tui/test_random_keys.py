@@ -79,7 +79,7 @@ def moves(rng: random.Random, count: int) -> list[str]:
 class FailingChecks(FakeLabServices):
     """Real files, progress, reset and lab screen; every check fails at once (see the module docstring)."""
 
-    def run_check(self, exercise):
+    def run_check(self, exercise, on_outcome=None):
         return FakeResult(exercise.name, False, "wrong_result", "",
                           [FakeOutcome(f"test_{exercise.name}", "failed", "wrong_result", "not yet")])
 

@@ -30,6 +30,7 @@ from textual.widgets import Header, Markdown, Static, TabbedContent, TabPane, Ta
 from textual.worker import get_current_worker
 
 from course.i18n import N_, _, content, ngettext
+from course.tui.autosave import EditorAutosave
 from course.tui.screens.base import CourseScreen
 from course.tui.screens.confirm import ConfirmScreen
 from course.tui.screens.unsaved import DISCARD, SAVE, UnsavedScreen
@@ -205,6 +206,12 @@ class ExerciseScreen(CourseScreen):
         result: Any
 
     @dataclass
+    class CheckLanded(Message):
+        """One test's outcome, while the rest of the check still runs."""
+        run: int
+        outcome: Any
+
+    @dataclass
     class HintsChanged(Message):
         level: int
 
@@ -228,8 +235,11 @@ class ExerciseScreen(CourseScreen):
         self.budget: float | None = None
         self._check_started = 0.0
         self._run = 0
+        self._landed: list = []  # the running check's outcomes so far
         # What the results panel shows, kept so it can be said again in another language.
         self._results: tuple[str, Any] = ("idle", N_("Saving in your own editor (Ctrl+O) checks too."))
+        # Unsaved edits outlive a closed terminal or a crash: copied to .jaxlings/recovery/ as they are typed.
+        self.autosave = EditorAutosave(self)
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -332,6 +342,7 @@ class ExerciseScreen(CourseScreen):
     @on(CodeEditor.Changed, "#editor")
     def _edited(self) -> None:
         self._update_status()
+        self.autosave.changed()
 
     # -- loading and watching the file -------------------------------------------
     @work(thread=True, exclusive=True, group="file", exit_on_error=False, description=N_("opening the exercise"))
@@ -347,6 +358,7 @@ class ExerciseScreen(CourseScreen):
             self._show_load_error(event.error)
             return
         self._load_editor(event.text)
+        self.autosave.offer(event.text)
 
     def _show_load_error(self, error: str) -> None:
         """The file stays on disk as it is: no buffer exists that could be saved over it."""
@@ -375,6 +387,7 @@ class ExerciseScreen(CourseScreen):
         self.disk_text = text
         if editor.text != text:
             editor.load_text(text)
+        self.autosave.changed()
         if first:
             self.query_one("#task", Markdown).update(statement_markdown(translated_task(self.exercise, text)))
         self._update_status()
@@ -423,6 +436,7 @@ class ExerciseScreen(CourseScreen):
                 severity="warning",
             )
             self._update_status()
+            self.autosave.changed()
             return
         self._load_editor(event.text)
         if self.auto_check:
@@ -470,6 +484,7 @@ class ExerciseScreen(CourseScreen):
             return
         self.disk_text = event.text
         self._update_status()
+        self.autosave.changed()
         self._start_check()
 
     def save_now(self) -> bool:
@@ -483,6 +498,7 @@ class ExerciseScreen(CourseScreen):
             return False
         self.disk_text = text
         self._update_status()
+        self.autosave.changed()
         return True
 
     def confirm_leave(self, then: Callable[[], None], doing: str | None = None) -> None:
@@ -497,6 +513,7 @@ class ExerciseScreen(CourseScreen):
                 then()
             elif answer == DISCARD and self.keep_unsaved():
                 self.editor.load_text(self.disk_text)
+                self.autosave.changed()
                 then()
 
         self.app.push_screen(UnsavedScreen(self.exercise.file, doing or _("leaving")), answered)
@@ -525,6 +542,7 @@ class ExerciseScreen(CourseScreen):
 
     def _start_check(self) -> None:
         self._run += 1
+        self._landed = []
         self.checking = True
         self._show_results("running", self.budget)
         self.query_one(TabbedContent).active = "tab-results"
@@ -534,11 +552,18 @@ class ExerciseScreen(CourseScreen):
     def _check(self, run: int) -> None:
         result = None
         try:
-            result = self.app.services.run_check(self.exercise)
+            result = self.app.services.run_check(
+                self.exercise, on_outcome=lambda outcome: self.post_message(self.CheckLanded(run, outcome)))
             self.app.progress.record(result)
         finally:
             # A check that raised still has to end the "checking" state.
             self.post_message(self.CheckDone(run, result))
+
+    def on_exercise_screen_check_landed(self, event: CheckLanded) -> None:
+        if event.run != self._run or not self.checking:
+            return  # a check that was superseded, or whose verdict is already shown
+        self._landed.append(event.outcome)
+        self._show_results("running", self.budget, tuple(self._landed))
 
     def on_exercise_screen_check_done(self, event: CheckDone) -> None:
         if event.run != self._run:
@@ -558,13 +583,13 @@ class ExerciseScreen(CourseScreen):
             self.passed = self.app.progress.is_done(self.exercise.name)
         self._update_status()
 
-    def _show_results(self, kind: str, value: Any) -> None:
-        self._results = (kind, value)
+    def _show_results(self, kind: str, value: Any, landed: tuple = ()) -> None:
+        self._results = (kind, value, landed) if landed else (kind, value)
         view = self.query_one(ResultsView)
         if kind == "idle":
             view.show_idle(_(value))
         elif kind == "running":
-            view.show_running(value)
+            view.show_running(value, landed)
         elif kind == "result":
             view.show_result(*value)
         else:
