@@ -134,6 +134,13 @@ def test_only_the_evaluators_loop_imports_the_program_reader():
     assert not any(m == "course.engine.evaluator" or m.startswith("course.engine.evaluator.")
                    for m in _imports_of(reader)), "program_reader imports the evaluator"
     assert not any(m == "course.engine.programs" for m in _imports_of(reader)), "program_reader imports programs"
+    # The cost walk reads MLIR's objects: only the reader, in the evaluator process, imports it.
+    walkers = _importers_of("course.engine.program_cost", sorted(course.rglob("*.py")))
+    assert [(p.relative_to(REPO).as_posix(), where) for p, where in walkers] == \
+        [("course/engine/program_reader.py", "<module>")]
+    # Requests flow from the checks' API to the evaluator, never back.
+    evaluator = _imports_of(course / "engine" / "evaluator.py")
+    assert not any(m.startswith(("course.engine.programs", "course.engine.evidence")) for m in evaluator)
 
 
 def test_the_shared_program_types_import_only_words():

@@ -194,6 +194,8 @@ class LabScreen(CourseScreen):
         # The eager field follows Epochs (default_eager_epochs) until the learner edits it.
         self._eager_auto: str | None = str(default_eager_epochs(EPOCHS))
         self._run_said: dict[str, Any] = {}
+        self._run_started = 0.0
+        self._eta: tuple[float, float] | None = None
         self._warning_said: list[dict] = []
 
     def compose(self) -> ComposeResult:
@@ -251,6 +253,7 @@ class LabScreen(CourseScreen):
         self.query_one("#lab-variants").loading = True
         self._validate()
         self.set_interval(0.5, self._replot)
+        self.set_interval(1.0, self._tick)
         self._detect()
 
     @work(thread=True, exclusive=True, group="lab-detect", exit_on_error=False, description=N_("detecting hardware"))
@@ -407,6 +410,8 @@ class LabScreen(CourseScreen):
             per_variant[EAGER] = eager
         rows = self.query_one("#lab-rows")
         # The last run's rows have the same ids: they must be gone before the new ones mount.
+        self._run_said = {"count": len(chosen), "epochs": epochs}
+        self._run_started, self._eta = time.monotonic(), None
         self.running = True
         # The last run's figures go: its rows would read as this run's.
         table = self.query_one(DataTable)
@@ -423,8 +428,7 @@ class LabScreen(CourseScreen):
         self._losses = {v: [] for v in chosen}
         self._plot_dirty = True
         self._cancel = threading.Event()
-        self._run_said = {"count": len(chosen), "epochs": epochs}
-        self._headline(RUNNING, **self._run_said, left="")
+        self._tick()
         self._train(chosen, epochs, per_variant, self._cancel)
 
     @work(thread=True, exclusive=True, group="lab", exit_on_error=False, description=N_("training"))
@@ -451,9 +455,26 @@ class LabScreen(CourseScreen):
         rows = self.query(f"#row-{event.variant}")
         if rows:
             rows.first(VariantRow).show(event.epoch, event.epochs, event.loss)
-        if self.running and not self._cancel.is_set():
-            left = "" if event.eta_s is None else " " + _("~{time} left").format(time=fmt_seconds(event.eta_s))
-            self._headline(RUNNING, **self._run_said, left=left)
+        if event.eta_s is not None:
+            self._eta = (event.eta_s, time.monotonic())
+        self._tick()
+
+    def _tick(self) -> None:
+        """The headline's clock: time left once every variant has a rate, until then time so far.
+
+        Something moves every second of a run, also while the training process starts
+        (JAX's import and first compiles take a while on a busy machine).
+        """
+        if not self.running or self._cancel.is_set():
+            return
+        now = time.monotonic()
+        if self._eta is not None:
+            eta_s, at = self._eta
+            left = _("~{time} left").format(time=fmt_seconds(max(0.0, eta_s - (now - at))))
+        else:
+            seconds = int(now - self._run_started)
+            left = _("{time} elapsed").format(time=f"{seconds // 60}:{seconds % 60:02d}")
+        self._headline(RUNNING, **self._run_said, left=" " + left)
 
     def on_lab_screen_finished(self, event: Finished) -> None:
         self.running = False
