@@ -63,9 +63,9 @@ def _requests_sent(monkeypatch) -> list:
     sent: list = []
     real = evaluator.Evaluator.call
 
-    def counting(self, op, payload, *, seconds):
+    def counting(self, op, payload, **limits):
         sent.append(op)
-        return real(self, op, payload, seconds=seconds)
+        return real(self, op, payload, **limits)
 
     monkeypatch.setattr(evaluator.Evaluator, "call", counting)
     return sent
@@ -254,6 +254,62 @@ def test_a_single_costly_reduce_window_is_refused_by_its_cost_fast():
     _small_still_runs()
 
 
+def _gigabytes_of_results() -> str:
+    """120 results of 4,000,000 float32 each: every tensor within MAX_TENSOR_ELEMENTS, 1.9 GB in all,
+    for almost no arithmetic (each a broadcast)."""
+    x = jax.ShapeDtypeStruct((4,), jnp.float32)
+    return jax.jit(lambda a: [jnp.broadcast_to(a[0] + i, (4_000_000,)) for i in range(120)]).lower(x).as_text()
+
+
+def test_results_of_gigabytes_are_refused_from_the_signature_before_anything_compiles(monkeypatch):
+    text = _gigabytes_of_results()
+    assert cost(text).bytes < programs.MAX_COST.bytes  # its cost does not refuse it
+    sent = _requests_sent(monkeypatch)
+    begun = time.monotonic()
+    with pytest.raises(ProgramError, match="returns 1831 MiB of results, more than the 64 MiB the check reads back"):
+        run(text, np.ones(4, np.float32))
+    assert sent == []  # refused here, from its types: the evaluator was not asked
+    # The evaluator refuses it again from MLIR's reading of its types, before compiling it.
+    monkeypatch.setattr(programs, "_bounded_signature", lambda text: None)
+    with pytest.raises(ProgramError, match="returns 1831 MiB of results"):
+        run(text, np.ones(4, np.float32))
+    assert sent == ["compile"]
+    assert time.monotonic() - begun < programs.COMPILE_SECONDS  # generous: it is read, never compiled
+    _small_still_runs()
+
+
+def _chained_products(n: int) -> str:
+    """`n` products of 2x2 matrices, one after the other: nothing to compute, minutes for XLA to compile."""
+    def chain(x, w):
+        for _ in range(n):
+            x = x @ w
+        return x
+
+    square = jax.ShapeDtypeStruct((2, 2), jnp.float32)
+    return jax.jit(chain).lower(square, square).as_text()
+
+
+def test_a_compile_time_bomb_costs_a_check_no_more_than_its_time_limit():
+    from course.engine.settings import DEFAULT_TIMEOUT
+
+    bomb = _chained_products(4000)
+    eye = np.eye(2, dtype=np.float32)
+    assert cost(bomb).flops < 1e5 and len(bomb) < programs.MAX_RUN_CHARS  # neither cost nor size refuses it
+    _small_still_runs()
+    failures = []
+    begun = time.monotonic()
+    with programs.within(DEFAULT_TIMEOUT):  # as a check run gives its programs its exercise's limit
+        for _ in range(3):  # one per test of the check that sends the program
+            with pytest.raises(ProgramError) as failed:
+                run(bomb, eye, eye)
+            failures.append(str(failed.value))
+    spent = time.monotonic() - begun
+    assert failures[0] == f"your program could not be run: XLA took longer than {programs.COMPILE_SECONDS:g} s to compile it"
+    assert failures[-1] == f"your programs used up the {DEFAULT_TIMEOUT:g} s the check gives to reading and running them"
+    assert spent < 2 * DEFAULT_TIMEOUT, spent  # generous: the limit, and what ending a request takes
+    _small_still_runs()  # outside the check's time, programs run as before
+
+
 def test_a_budget_from_the_reference_refuses_a_dearer_matrix_product():
     spec = jax.ShapeDtypeStruct((512, 512), jnp.float32)
     reference = jax.jit(lambda a, b: a + b).lower(spec, spec).as_text()
@@ -281,7 +337,7 @@ def test_a_40_mb_reply_of_nested_empty_lists_is_refused_with_bounded_memory():
     assert len(body) > 40_000_000
     tracemalloc.start()
     try:
-        with pytest.raises(wire.DecodeError, match="lists or objects, more than"):
+        with pytest.raises(wire.DecodeError, match=r"lists (or|and) objects"):
             wire.decode(body)
         _, peak = tracemalloc.get_traced_memory()
     finally:

@@ -22,6 +22,21 @@ def _run(request: pytest.FixtureRequest):
     return run
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _programs_within_the_time_limit(request: pytest.FixtureRequest):
+    """The evaluator's time on this check's programs, all of them together, is at most the
+    exercise's time limit (the learner's code has its own): a program that takes XLA minutes to
+    compile, or never ends, costs the check no more."""
+    from course.engine import programs
+
+    run = request.config.pluginmanager.get_plugin(RUN_PLUGIN)
+    if run is None:  # the fixtures that need the run say so
+        yield
+        return
+    with programs.within(run.budget):
+        yield
+
+
 @pytest.fixture(scope="session")
 def learner(request: pytest.FixtureRequest):
     """The learner's module, loaded in an isolated child process."""

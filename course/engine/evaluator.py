@@ -52,8 +52,8 @@ from typing import Any
 HEADER = struct.Struct("!Q")
 # A request holds a program (program_types.MAX_PROGRAM_CHARS) and a check's inputs.
 MAX_REQUEST = 256 * 1024 * 1024
-# A reply holds a parsed signature or a program's outputs (each tensor at most
-# program_reader.MAX_TENSOR_ELEMENTS elements): far below what a learner's process may send.
+# A reply holds a parsed signature or a program's outputs (program_types.MAX_RESULT_BYTES
+# in all, base64): far below what a learner's process may send.
 MAX_REPLY = 96 * 1024 * 1024
 MAX_REPLY_CONTAINERS = 100_000
 # Seconds for the evaluator to start (import JAX) before a request is sent: not the program's time.
@@ -212,8 +212,10 @@ class Evaluator:
         return self._proc.pid if self._alive() else None
 
     # -- requests ------------------------------------------------------------
-    def call(self, op: str, payload: dict, *, seconds: float) -> Any:
-        """Send one request; its result (plain data), or an EvaluatorFailure / ProgramError."""
+    def call(self, op: str, payload: dict, *, seconds: float, until: float | None = None) -> Any:
+        """Send one request; its result (plain data), or an EvaluatorFailure / ProgramError.
+        It may take `seconds`, and must end by `until` (a `time.monotonic()`) when one is given:
+        a fresh evaluator's start is not the program's time, but it is the check's."""
         from course.engine import wire
 
         body = wire.encode({"op": op, **payload})
@@ -223,7 +225,11 @@ class Evaluator:
             if not self._alive():
                 self._start()
             if not self._ready:
-                self._wait_ready()
+                self._wait_ready(START_SECONDS if until is None else min(START_SECONDS, until - time.monotonic()))
+            if until is not None:
+                seconds = min(seconds, until - time.monotonic())
+                if seconds <= 0:
+                    raise _too_slow(0.0)
             try:
                 self._send(HEADER.pack(len(body)) + body, time.monotonic() + seconds, seconds)
                 reply = self._receive(time.monotonic() + seconds, seconds)
@@ -246,11 +252,16 @@ class Evaluator:
         with self._lock:
             self._stop()
 
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + START_SECONDS
+    def _wait_ready(self, seconds: float = START_SECONDS) -> None:
+        deadline = time.monotonic() + seconds
         got = b""
         while len(got) < len(READY):
-            chunk = self._read_some(len(READY) - len(got), deadline, START_SECONDS, starting=True)
+            try:
+                chunk = self._read_some(len(READY) - len(got), deadline, seconds, starting=True)
+            except EvaluatorFailure as e:
+                if e.template == NO_START_IN_TIME and seconds < START_SECONDS:
+                    raise _too_slow(seconds) from None  # the check's time ran out, not the start's
+                raise
             got += chunk
         if got != READY:
             self._stop()

@@ -10,6 +10,7 @@ engine but `words`.
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter
@@ -24,6 +25,15 @@ MAX_RUN_CHARS = 1_000_000
 # Brackets ( { [ < nested deeper than this: MLIR's parser recurses once per level (about
 # 20,000 nested `case` regions overflow its stack); JAX's programs nest a few dozen deep.
 MAX_NESTING = 256
+# What a program run by the check may hold: tensors of at most MAX_TENSOR_ELEMENTS elements,
+# results of at most MAX_RESULT_BYTES in all (they come back in one reply of the evaluator's,
+# base64 in JSON). The course's programs hold far less; refused before anything is compiled.
+MAX_TENSOR_ELEMENTS = 4_000_000
+MAX_RESULT_BYTES = 64 << 20
+# Bytes per element of the dtypes `Value` names; 8 for any other.
+ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2,
+            "float32": 4, "int32": 4, "uint32": 4, "float64": 8, "int64": 8, "uint64": 8, "complex64": 8,
+            "complex128": 16}
 
 # What a ProgramError says: English templates, marked for the catalog and put into the
 # learner's language where they are shown (`ProgramError.__str__`). The evaluator sends
@@ -56,6 +66,8 @@ XLA_CANNOT_COMPILE = N_("XLA cannot compile it: {detail}")
 SIGNATURE_NOT_CLOSED = N_("the lowered program's `@main` signature is not closed")
 REQUEST_UNREADABLE = N_("the evaluator got a request it cannot read")
 NO_SUCH_REQUEST = N_("the evaluator has no request {op}")
+RESULTS_TOO_LARGE = N_("the lowered program returns {size} MiB of results, more than the {limit} MiB the check "
+                      "reads back from a program")
 TOO_MANY_FLOPS = N_("your program would do about {work:.2g} arithmetic operations, more than the {limit:.2g} "
                     "the check allows for it")
 TOO_MANY_BYTES = N_("your program would move about {work:.2g} bytes of memory, more than the {limit:.2g} "
@@ -69,7 +81,7 @@ MESSAGES = frozenset({
     NOT_OP_NAMES, REPLY_UNREADABLE, UNDEFINED_CALL, NESTED_TOO_DEEPLY, TOO_LONG_TO_RUN, NOT_RUN_HERE,
     SINGLE_DEVICE_ONLY, MESHES, PARTITIONS, TENSOR_TOO_LARGE, INPUTS_DIFFER, NO_DEVICES, XLA_CANNOT_RUN,
     UNSHARDED_DOES_NOT_VERIFY, XLA_CANNOT_COMPILE, SIGNATURE_NOT_CLOSED, REQUEST_UNREADABLE, NO_SUCH_REQUEST,
-    TOO_MANY_FLOPS, TOO_MANY_BYTES, REQUEST_UNDECODABLE, RESULT_UNSENDABLE,
+    TOO_MANY_FLOPS, TOO_MANY_BYTES, REQUEST_UNDECODABLE, RESULT_UNSENDABLE, RESULTS_TOO_LARGE,
 })
 
 
@@ -182,6 +194,18 @@ def bounded_to_run(text: object) -> str:
     if isinstance(text, str) and len(text) > MAX_RUN_CHARS:
         raise ProgramError(TOO_LONG_TO_RUN, size=len(text), limit=MAX_RUN_CHARS)
     return bounded_text(text, MAX_RUN_CHARS)
+
+
+def bounded_sizes(shapes, results: "list[Value]") -> None:
+    """A ProgramError unless every tensor shape in `shapes` has at most MAX_TENSOR_ELEMENTS
+    elements and the entry point's `results` weigh at most MAX_RESULT_BYTES together: what a
+    program run by the check may hold, read from its types before anything compiles it."""
+    for shape in shapes:
+        if math.prod(shape) > MAX_TENSOR_ELEMENTS:
+            raise ProgramError(TENSOR_TOO_LARGE, shape=str(tuple(shape)))
+    size = sum(math.prod(v.shape) * ITEMSIZE.get(v.dtype, 8) for v in results)
+    if size > MAX_RESULT_BYTES:
+        raise ProgramError(RESULTS_TOO_LARGE, size=size >> 20, limit=MAX_RESULT_BYTES >> 20)
 
 
 def op_names(names: object) -> list[str]:

@@ -51,27 +51,53 @@ rewritten to claim other shapes than its body computes does not verify.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 
-from course.engine.program_text import entry_point, read_unverified
+from course.engine.evaluator import TOO_SLOW, shared
+from course.engine.program_text import entry_point, read_unverified, tensor_shapes
 # The names both sides share, re-exported: the checks and the tests import them from here.
 from course.engine.program_types import (  # noqa: F401 - re-exported
     DOES_NOT_VERIFY, DOES_NOT_VERIFY_BECAUSE, INPUTS_DIFFER, MAX_COST, MAX_NESTING, MAX_PROGRAM_CHARS,
-    MAX_RUN_CHARS, MESHES, MESSAGES, MIN_BUDGET, NESTED_TOO_DEEPLY, NO_DEVICES, NO_SUCH_REQUEST, NOT_A_PROGRAM,
-    NOT_OP_NAMES, NOT_RUN_HERE, NOT_TEXT, PARTITIONS, REPLY_UNREADABLE, REQUEST_UNDECODABLE, REQUEST_UNREADABLE,
-    RESULT_UNSENDABLE, SIGNATURE_NOT_CLOSED, SINGLE_DEVICE_ONLY, SURROGATES, TENSOR_TOO_LARGE, TOO_DEEP, TOO_LONG,
+    MAX_RESULT_BYTES, MAX_RUN_CHARS, MAX_TENSOR_ELEMENTS, MESHES, MESSAGES, MIN_BUDGET, NESTED_TOO_DEEPLY, NO_DEVICES,
+    NO_SUCH_REQUEST, NOT_A_PROGRAM, NOT_OP_NAMES, NOT_RUN_HERE, NOT_TEXT, PARTITIONS, REPLY_UNREADABLE,
+    REQUEST_UNDECODABLE, REQUEST_UNREADABLE, RESULT_UNSENDABLE, RESULTS_TOO_LARGE, SIGNATURE_NOT_CLOSED, SINGLE_DEVICE_ONLY, SURROGATES, TENSOR_TOO_LARGE, TOO_DEEP, TOO_LONG,
     TOO_LONG_TO_RUN, TOO_MANY_BYTES, TOO_MANY_FLOPS, UNDEFINED_CALL, UNSHARDED_DOES_NOT_VERIFY, XLA_CANNOT_COMPILE,
-    XLA_CANNOT_RUN, Cost, EvaluatorFailure, OverBudget, Program, ProgramError, Value, bounded_text, bounded_to_run,
-    nesting_over, op_names,
+    XLA_CANNOT_RUN, Cost, EvaluatorFailure, OverBudget, Program, ProgramError, Value, bounded_sizes, bounded_text,
+    bounded_to_run, nesting_over, op_names,
 )
+from course.engine.words import N_
 
 # Programs this process has sent the evaluator (to read, cost or run): `jaxlings dev check` reads it
 # around each test, to tell whether a check that says it judges from programs had any read or run.
 REQUESTS_DONE = 0
-# Seconds the evaluator may take to compile and run one program before it is ended.
+# Seconds the evaluator may take to check and compile one program before it is ended: XLA
+# compiles the course's programs in about a second; 4,000 chained tiny products take it minutes.
+COMPILE_SECONDS = 15.0
+# Seconds it may take to run one compiled program before it is ended.
 LOOP_SECONDS = 30.0
 # Seconds it may take to read one (parse, verify, count, estimate): no program runs then.
 READ_SECONDS = 30.0
+COMPILE_TOO_SLOW = N_("your program could not be run: XLA took longer than {seconds:g} s to compile it")
+TIME_USED = N_("your programs used up the {seconds:g} s the check gives to reading and running them")
+
+# (deadline, seconds) of the check now running (`within`), or None: then only each request is timed.
+_CLOCK: ContextVar[tuple[float, float] | None] = ContextVar("jaxlings_programs_clock", default=None)
+
+
+@contextmanager
+def within(seconds: float):
+    """Every request made to the evaluator inside takes at most `seconds` in all: a check run
+    gives its programs its exercise's time limit, so that a hostile program (a compile-time
+    bomb, one that never ends) costs the check no more. Once they are spent, each request
+    fails at once with TIME_USED."""
+    token = _CLOCK.set((time.monotonic() + float(seconds), float(seconds)))
+    try:
+        yield
+    finally:
+        _CLOCK.reset(token)
 
 
 def parse(text: object, *, verify: bool = True) -> Program:
@@ -141,14 +167,37 @@ def run(text: object, *args, global_view: bool = False, budget: Cost | None = No
     import numpy as np
 
     text = bounded_to_run(text)
+    _bounded_signature(text)
     budget = MAX_COST if budget is None else budget
 
     arrays = [np.asarray(a) for a in args]
-    got = _forward("run", text, seconds=LOOP_SECONDS, args=arrays, global_view=bool(global_view),
-                   budget=[float(budget.flops), float(budget.bytes)])
+    request = dict(args=arrays, global_view=bool(global_view), budget=[float(budget.flops), float(budget.bytes)])
+    # Compiled first, under its own limit: XLA's time on a program is bounded apart from the run's.
+    try:
+        compiled = _forward("compile", text, seconds=COMPILE_SECONDS, **request)
+    except EvaluatorFailure as e:
+        if e.template == TOO_SLOW:
+            raise EvaluatorFailure(COMPILE_TOO_SLOW, seconds=e.fields.get("seconds", COMPILE_SECONDS)) from None
+        raise
+    if compiled != []:
+        raise EvaluatorFailure(REPLY_UNREADABLE)
+    got = _forward("run", text, seconds=LOOP_SECONDS, **request)
     if type(got) is not list or not all(type(a) is np.ndarray for a in got):
         raise EvaluatorFailure(REPLY_UNREADABLE)
     return got
+
+
+def _bounded_signature(text: str) -> None:
+    """Refuse here, before the evaluator is asked anything, a program whose types say it holds a
+    tensor or returns results larger than a program run by the check may (`bounded_sizes`). Read
+    without a parser, so a text can hide a type from this reading: the evaluator checks the same
+    bounds again from MLIR's reading, still before compiling."""
+    _, main = entry_point(text)
+    try:
+        results = read_unverified(text, main).results
+    except ProgramError:
+        results = []  # a signature this reading cannot follow: MLIR's is the one that counts
+    bounded_sizes(tensor_shapes(text), results)
 
 
 def single_device(text: object) -> str:
@@ -179,12 +228,24 @@ def cost(text: object) -> Cost:
 
 
 def _forward(op: str, text: str, *, seconds: float | None = None, **payload) -> object:
-    """Send one request to the evaluator process (`program_reader.evaluate` answers it there)."""
-    from course.engine.evaluator import shared
-
+    """Send one request to the evaluator process (`program_reader.evaluate` answers it there),
+    timed by its own limit and by what is left of the check's (`within`)."""
     global REQUESTS_DONE
+    limit = READ_SECONDS if seconds is None else seconds
+    clock = _CLOCK.get()
+    if clock is not None:
+        left = clock[0] - time.monotonic()
+        if left <= 0:
+            raise EvaluatorFailure(TIME_USED, seconds=clock[1])
+        limit = min(limit, left)
     REQUESTS_DONE += 1
-    return shared().call(op, {"text": text, **payload}, seconds=READ_SECONDS if seconds is None else seconds)
+    try:
+        return shared().call(op, {"text": text, **payload}, seconds=limit,
+                             until=None if clock is None else clock[0])
+    except EvaluatorFailure as e:
+        if clock is not None and e.template == TOO_SLOW and time.monotonic() >= clock[0]:
+            raise EvaluatorFailure(TIME_USED, seconds=clock[1]) from None
+        raise
 
 
 def _unreadable() -> EvaluatorFailure:
