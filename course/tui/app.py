@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from course import i18n
 from course.i18n import N_, _
 from course.tui.commands import CourseCommands
+from course.tui.ordered_keys import OrderedKeys
 from course.tui.errors import describe
 from course.tui.screens.map import MapScreen
 from course.tui.screens.too_small import TooSmallScreen, too_small
@@ -37,7 +38,7 @@ LIGHT_THEME = "textual-light"
 DARK_THEME = "textual-dark"
 
 
-class JaxlingsApp(App[int]):
+class JaxlingsApp(OrderedKeys, App[int]):
     TITLE = "jaxlings"
     SUB_TITLE = N_("from PyTorch to JAX, Flax and Optax")
     CSS_PATH = ["app.tcss"]
@@ -85,8 +86,39 @@ class JaxlingsApp(App[int]):
     def get_default_screen(self) -> MapScreen:
         return MapScreen()
 
+    def on_mount(self) -> None:
+        self._catch_signals()
+
     def on_unmount(self) -> None:
         self.services.close()
+
+    # -- the terminal closing under the app ------------------------------------------
+    def _catch_signals(self) -> None:
+        """SIGHUP (the terminal or the SSH connection went away) and SIGTERM end the app
+        only after the unsaved edits are on disk. The loop runs the handler as an ordinary
+        callback, between two events: never inside a write the handler could interrupt."""
+        import asyncio
+        import signal
+
+        if self.is_headless:
+            return  # under a test runner the signals belong to the runner
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGHUP, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(signum, self._end_on_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass  # no signals here (not the main thread, another platform)
+
+    def _end_on_signal(self, signum: int) -> None:
+        self.keep_unsaved_edits()
+        self.exit(return_code=128 + signum)
+
+    def keep_unsaved_edits(self) -> None:
+        """Write every pending copy of unsaved edits to .jaxlings/recovery/ now."""
+        for screen in self.screen_stack:
+            autosave = getattr(screen, "autosave", None)
+            if autosave is not None and screen.is_mounted:
+                autosave.flush()
 
     # -- navigation used by screens and the command palette ---------------------
     # The stack is the map plus at most one lesson, exercise or the lab, so Esc
@@ -159,9 +191,18 @@ class JaxlingsApp(App[int]):
             self.log.warning(f"could not remember the screen: {error}")
 
     def reopen_last(self, state: dict[str, Any]) -> None:
-        """Open the screen the learner was on when they last quit (if it still exists)."""
+        """Open the screen the learner was on when they last quit (if it still exists);
+        but first an exercise whose unsaved edits were kept when the app last ended, where
+        the learner chooses between them and the file."""
         self._remembered = dict(state)
         kind, name = state.get("screen"), state.get("name")
+        recovered = self.services.recovered_exercises(self.catalog)
+        if recovered and not (kind == "exercise" and name in recovered):
+            kind, name = "exercise", recovered[0]
+        if len(recovered) > 1:
+            self.notify(_("Unsaved edits were also kept for: {names}. Open each to choose what to keep.").format(
+                names=", ".join(n for n in recovered if n != name)), title=_("Recovered edits"), timeout=20,
+                markup=False)
         if kind == "lesson" and any(l.name == name for l in self.catalog.lessons):
             self.open_lesson(name)
         elif kind == "exercise" and any(e.name == name for e in self.catalog.exercises):
