@@ -600,8 +600,10 @@ def test_the_namespace_tier_needs_no_root(tmp_path):
 def test_course_files_inside_a_bound_python_folder_are_covered(tier, monkeypatch):
     """A non-editable install puts `course/` (checks included) into site-packages, which the
     sandbox binds: the course's own folders there are covered by empty ones."""
-    real = isolation.python_paths()
-    monkeypatch.setattr(isolation, "python_paths", lambda: (str(ROOT), *real))
+    from course.engine import allowed
+
+    real = allowed.python_paths()
+    monkeypatch.setattr(allowed, "python_paths", lambda: (str(ROOT), *real))
     box = tier.sandbox()
     try:
         code = ("import os, sys\n"

@@ -156,3 +156,10 @@ def test_no_function_asks_which_process_it_is_in():
     from course.engine import programs
 
     assert not hasattr(programs, "HERE")
+
+
+def test_every_engine_module_stays_small():
+    """The trust boundary is read by whoever attacks or extends it: one job per module, none over 600 lines."""
+    long = {p.name: n for p in sorted((REPO / "course" / "engine").glob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert not long, f"engine modules over 600 lines: {long}"

@@ -36,8 +36,6 @@ does, and why not. Each tier's `guarantees` say exactly what it holds, and nothi
 from __future__ import annotations
 
 import dataclasses
-import errno
-import fcntl
 import functools
 import os
 import re
@@ -45,10 +43,16 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+# Re-exported: the grader, the session and the tests read these names here.
+from course.engine.allowed import (  # noqa: F401
+    ENGINE_DIR, HOME_MB, INSIDE_CACHE, INSIDE_HOME, INSIDE_INBOX, INSIDE_ROOT, LAUNCHER, PACKAGE_DIR, SHM_MB, TMP_MB,
+    _devices, child_env, masked_paths, python_paths, read_only_binds)
+from course.engine.host import (  # noqa: F401
+    CGROUP_PREFIX, HostFolder, IsolationError, PidsCgroup, cgroup_name, pids_cgroup_base, remove_tree, sweep,
+    sweep_cgroups)
 from course.engine.words import N_, _
 
 TIERS = ("bubblewrap", "unshare", "uid", "process")
@@ -66,26 +70,12 @@ MAX_TASKS = max(512, 8 * (os.cpu_count() or 1))
 # Unlike RLIMIT_NPROC it counts every task of the tree, whatever its uid, and no process in
 # it can raise it or leave the group (the cgroup file system is not in the sandbox).
 PIDS_MAX = MAX_TASKS + 16
-CGROUP_PREFIX = "jaxlings-"
-PACKAGE_DIR = Path(__file__).resolve().parents[1]  # course/
-ENGINE_DIR = Path(__file__).resolve().parent
-LAUNCHER = ENGINE_DIR / "launcher.py"
-INSIDE_ROOT = "/jaxlings"  # where course/__init__.py and course/engine/ appear inside
-INSIDE_HOME = "/home/learner"
-INSIDE_INBOX = "/learner"
-INSIDE_CACHE = "/xla-cache"  # the learner's own compilation cache, when the session keeps one
-HOME_MB, TMP_MB, SHM_MB = 256, 256, 64
 INSTALL_HINT = N_("install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; "
                   "Fedora: sudo dnf install bubblewrap)")
 
 # What reaches the child of the parent's environment: locale, time zone and the
 # settings that choose devices and quiet XLA. Anything naming the workspace or
 # the course root is dropped even from these.
-_KEEP_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TF_CPP_MIN_LOG_LEVEL", "OMP_NUM_THREADS")
-_KEEP_PREFIXES = ("JAX_", "XLA_", "CUDA_", "NVIDIA_", "TPU_")
-_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
-_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
-
 GUARANTEES = {
     # Keys kept from earlier reports: solutions_hidden, other_submissions_hidden,
     # system_read_only, unprivileged, own_pid_namespace, network_off.
@@ -117,355 +107,6 @@ SUMMARY = {
               "/tmp and the network stay reachable and detached processes can outlive a check"),
     "process": N_("NOT sandboxed: your code runs as a plain process that can read and write what you can"),
 }
-
-
-class IsolationError(Exception):
-    """The isolation asked for does not work here, or may not be used without consent."""
-
-
-# -- what the sandbox allows -------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1)
-def python_paths() -> tuple[str, ...]:
-    """The folders of the Python installation the child runs: prefixes and module paths.
-
-    Taken from this interpreter, minus anything inside the course tree that is
-    not the interpreter's own prefix (a repository checkout on sys.path, '').
-    """
-    course_root = PACKAGE_DIR.parent
-    prefixes = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix)]
-    found: list[Path] = []
-    modules = [Path(e) for e in sys.path if e and ("site-packages" in e or "dist-packages" in e)]
-    modules += [Path(e) for e in sys.path if e and any(_within(Path(e), q) for q in prefixes)]
-    for p in [*prefixes, *modules]:
-        try:
-            real = p.resolve()
-        except OSError:
-            continue
-        if not p.is_absolute() or not real.exists():
-            continue
-        in_course = _within(real, course_root) and not any(_within(real, q.resolve()) for q in prefixes)
-        if in_course or _within(real, PACKAGE_DIR):
-            continue
-        found += [p, real] if p != real else [p]
-    exe = Path(sys.executable)
-    found += [exe.parent.resolve(), Path(os.path.realpath(exe)).parent]
-    return _outermost(found)
-
-
-def _within(path: Path, folder: Path) -> bool:
-    try:
-        path.relative_to(folder)
-        return True
-    except ValueError:
-        return False
-
-
-def _outermost(paths: list[Path]) -> tuple[str, ...]:
-    keep: list[Path] = []
-    for p in sorted(set(paths), key=lambda q: len(q.parts)):
-        if not any(_within(p, k) for k in keep):
-            keep.append(p)
-    return tuple(str(p) for p in keep if not any(_within(p, Path(s)) for s in _SYSTEM if Path(s).is_dir()))
-
-
-def read_only_binds(inbox: Path) -> list[tuple[str, str]]:
-    """(host path, path inside) pairs bound read-only."""
-    binds = [(s, s) for s in _SYSTEM if os.path.lexists(s)]
-    binds += [(s, s) for s in _ETC if os.path.exists(s)]
-    binds += [(p, p) for p in python_paths()]
-    if _devices():
-        binds.append(("/sys", "/sys"))  # GPU runtimes read the PCI and NUMA layout there
-    binds += [(str(PACKAGE_DIR / "__init__.py"), f"{INSIDE_ROOT}/course/__init__.py"),
-              (str(ENGINE_DIR), f"{INSIDE_ROOT}/course/engine"),
-              (str(inbox), INSIDE_INBOX)]
-    return binds
-
-
-def masked_paths() -> list[str]:
-    """Parts of the course inside a bound Python folder (a non-editable install puts
-    `course/`, checks and all, in site-packages): covered by an empty read-only folder."""
-    from course import paths
-
-    roots = dict.fromkeys([PACKAGE_DIR.parent, paths.course_root()])
-    secret = ("solutions", "checks", "alternatives", "attacks", "tests", "lessons")
-    course_parts = [PACKAGE_DIR, *(r / name for r in roots for name in secret)]
-    bound = [Path(p) for p in python_paths()]
-    return [str(c) for c in dict.fromkeys(course_parts) if any(_within(c, b) for b in bound) and c.is_dir()]
-
-
-def _devices() -> list[str]:
-    """Accelerator device nodes, so a GPU machine checks on its GPU."""
-    try:
-        return sorted(n for n in os.listdir("/dev") if n.startswith(("nvidia", "dri")) or n == "kfd")
-    except OSError:
-        return []
-
-
-def child_env(*, home: str, tmp: str, extra: dict[str, str] | None = None,
-              base: dict[str, str] | None = None) -> dict[str, str]:
-    """A scrubbed environment: nothing of the caller's leaks in, nothing names the course."""
-    base = dict(os.environ if base is None else base)
-    named = [str(PACKAGE_DIR.parent)]
-    for var in ("JAXLINGS_WORKSPACE", "JAXLINGS_COURSE_ROOT"):
-        if base.get(var):
-            named.append(base[var])
-    env = {}
-    for key, value in base.items():
-        if key in _KEEP_ENV or key.startswith(_KEEP_PREFIXES):
-            # A compilation cache the caller chose is theirs: a sandboxed child
-            # neither sees it nor may write entries into it.
-            if key == "JAX_COMPILATION_CACHE_DIR":
-                continue
-            if not any(n and n in value for n in named):
-                env[key] = value
-    env.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=home, TMPDIR=tmp, USER="learner",
-               PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1", PYTHONUNBUFFERED="1")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    env.update(extra or {})
-    from course.engine.compile_flags import for_child
-
-    return for_child(env)
-
-
-# -- host folders: private, locked while in use, swept when their owner died ------
-
-
-def _base_dir() -> Path:
-    base = Path(tempfile.gettempdir()) / f"jaxlings-sandboxes-{os.getuid()}"
-    try:
-        base.mkdir(mode=0o711)
-    except FileExistsError:
-        pass
-    st = os.lstat(base)
-    if not os.path.isdir(base) or os.path.islink(base) or st.st_uid != os.getuid():
-        raise IsolationError(f"{base} is not a folder of this user; remove it")
-    # Traversable, not listable: the `uid` tier's children reach their own copy by name.
-    os.chmod(base, 0o711)
-    return base
-
-
-class HostFolder:
-    """A private folder on the host that lives as long as its owner process holds its lock.
-
-    A run killed with SIGKILL cannot clean up; the next run sweeps every folder
-    whose lock nobody holds any more.
-    """
-
-    def __init__(self, kind: str) -> None:
-        for attempt in range(8):
-            base = _base_dir()
-            try:
-                sweep(base)
-                self.path = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
-                break
-            except FileNotFoundError:  # the last folder in it went, and `base` with it: made again
-                if attempt == 7:
-                    raise
-        # Locked before it takes its name: a sweep never sees an unlocked `.lock` of a live folder.
-        pending = self.path / f".lock-{secrets.token_hex(4)}"
-        self._lock = os.open(pending, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
-        fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.rename(pending, self.path / ".lock")
-
-    def remove(self) -> None:
-        if self._lock is None:
-            return
-        remove_tree(self.path)
-        os.close(self._lock)
-        self._lock = None
-        try:  # the last one out takes the sandboxes' folder with it; one still in use keeps it
-            os.rmdir(self.path.parent)
-        except OSError:
-            pass
-
-
-def sweep(base: Path | None = None) -> list[str]:
-    """Remove folders left by runs that died without cleaning up; returns their names."""
-    base = base or _base_dir()
-    removed = []
-    for entry in list(base.iterdir()):
-        lock = entry / ".lock"
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            fd = None  # being created right now, or half removed: judge it by its age
-        except OSError:
-            continue
-        try:
-            if fd is not None:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError as exc:
-                    if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                        continue  # alive
-                    raise
-            elif _age(entry) < 60:
-                continue
-            remove_tree(entry)
-            removed.append(entry.name)
-        finally:
-            if fd is not None:
-                os.close(fd)
-    if pids_cgroup_base.cache_info().currsize:  # only where this process makes pids cgroups
-        sweep_cgroups(base, pids_cgroup_base()[0])
-    return removed
-
-
-def _age(path: Path) -> float:
-    import time
-
-    try:
-        return time.time() - path.lstat().st_mtime
-    except OSError:
-        return 0.0
-
-
-def remove_tree(path: Path) -> None:
-    """Remove a folder even where graded code made parts of it read-only."""
-
-    def unlock(func, p, _exc):
-        try:
-            os.chmod(os.path.dirname(p), 0o700)
-            if not os.path.islink(p):
-                os.chmod(p, 0o700)
-            func(p)
-        except OSError:
-            pass
-
-    shutil.rmtree(path, onerror=unlock)
-
-
-# -- pids cgroups: every task of a child's tree counted, however it was started ----
-
-
-def _pids_hierarchy() -> tuple[Path | None, str]:
-    """This process's cgroup in a pids hierarchy it may make groups under, or (None, why not).
-
-    Only cgroup v1's pids controller is used (root may write there). A cgroup v2 tree
-    delegated to the user would need the grader moved out of its own leaf group before
-    `pids` could be enabled for groups below it: not done.
-    """
-    try:
-        with open("/proc/self/mountinfo") as f:
-            mounts = [line.split() for line in f]
-        with open("/proc/self/cgroup") as f:
-            groups = [line.rstrip("\n").split(":", 2) for line in f]
-    except OSError as exc:
-        return None, f"cannot read this process's cgroups ({exc.strerror or exc})"
-    own = next((path for _, controllers, path in groups if "pids" in controllers.split(",")), None)
-    for fields in mounts:
-        sep = fields.index("-") if "-" in fields else -1
-        if sep < 0 or fields[sep + 1] != "cgroup" or "pids" not in fields[sep + 3].split(","):
-            continue
-        if own is None:
-            break
-        base = Path(fields[4]) / own.lstrip("/")
-        if base.is_dir() and os.access(base, os.W_OK):
-            return base, ""
-        return None, f"the pids cgroup {base} is not writable by this user"
-    return None, "no cgroup v1 pids controller is mounted here (cgroup v2 delegation is not used)"
-
-
-@functools.lru_cache(maxsize=1)
-def pids_cgroup_base() -> tuple[str | None, str]:
-    """(the folder to make pids cgroups in, "") where one works here, else (None, why not)."""
-    base, why = _pids_hierarchy()
-    if base is None:
-        return None, why
-    try:
-        test = PidsCgroup(base, f"probe-{os.getpid()}-{secrets.token_hex(4)}", 1)
-    except OSError as exc:
-        return None, f"cannot make a pids cgroup in {base} ({exc.strerror or exc})"
-    test.remove()
-    return str(base), ""
-
-
-def cgroup_name(folder: Path) -> str:
-    """The pids cgroup's name for a sandbox folder. Groups share one hierarchy for the whole
-    machine while folders live under each run's temporary folder (TMPDIR), so the name
-    carries a tag of that parent: a sweep judges only the groups of its own folders."""
-    folder = Path(folder)
-    return f"{_folders_tag(folder.parent)}-{folder.name}"
-
-
-def _folders_tag(folders: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(os.fsencode(os.path.abspath(folders))).hexdigest()[:10]
-
-
-class PidsCgroup:
-    """One pids cgroup (cgroup v1) with its pids.max; the sandbox's launcher moves itself in
-    before it starts anything, so every task of the child's tree is counted."""
-
-    def __init__(self, base: Path, name: str, limit: int) -> None:
-        self.path = Path(base) / f"{CGROUP_PREFIX}{os.getuid()}-{name}"
-        self.path.mkdir(mode=0o755)
-        try:
-            _write_text(self.path / "pids.max", str(limit))
-        except OSError:
-            self.path.rmdir()
-            raise
-
-    @property
-    def procs(self) -> str:
-        return str(self.path / "cgroup.procs")
-
-    def remove(self) -> bool:
-        """Kill what is left in the group and remove it; False if it is still busy (a later
-        sweep removes it)."""
-        import time
-
-        for attempt in range(200):
-            try:
-                self.path.rmdir()
-                return True
-            except FileNotFoundError:
-                return True
-            except OSError as exc:
-                if exc.errno != errno.EBUSY:
-                    return False
-            try:
-                with open(self.procs) as f:
-                    pids = [int(line) for line in f if line.strip()]
-            except (OSError, ValueError):
-                pids = []
-            for pid in pids:
-                try:
-                    os.kill(pid, 9)
-                except OSError:
-                    pass
-            time.sleep(0.01 if attempt < 50 else 0.05)  # the kernel reaps the killed tasks
-        return False
-
-
-def _write_text(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-def sweep_cgroups(folders: Path, cgroups: Path | str | None) -> None:
-    """Remove this user's pids cgroups whose sandbox folder under `folders` is gone (their
-    run died). Groups of folders elsewhere (another TMPDIR) are not this sweep's to judge."""
-    if cgroups is None:
-        return
-    mine = f"{CGROUP_PREFIX}{os.getuid()}-{_folders_tag(folders)}-"
-    try:
-        entries = [e for e in os.listdir(cgroups) if e.startswith(mine)]
-    except OSError:
-        return
-    for entry in entries:
-        name = entry[len(mine):]
-        if not (folders / name).exists():
-            try:
-                os.rmdir(os.path.join(cgroups, entry))
-            except OSError:
-                pass
 
 
 # -- one child's sandbox -----------------------------------------------------------
