@@ -73,6 +73,9 @@ def write_frame(fd: int, payload: bytes) -> None:
 
 
 _PROTOCOL: tuple[int, int] | None = None  # (in, out): the frames to and from the parent
+# This process's exit status when the learner's code closed the descriptors it talks to the
+# parent through: the parent says so, rather than that the code exited or crashed.
+CHANNEL_CLOSED = 74
 
 
 def pause(name: str) -> None:
@@ -506,7 +509,10 @@ def main(argv: list[str]) -> int:
     write_frame(proto_out, json.dumps(ready).encode())
     child = Child()
     while True:
-        frame = read_frame(proto_in)
+        try:
+            frame = read_frame(proto_in)
+        except OSError:
+            return CHANNEL_CLOSED
         if frame is None:
             return 0
         msg = json.loads(frame)
@@ -518,7 +524,10 @@ def main(argv: list[str]) -> int:
         except (TypeError, ValueError) as e:
             payload = json.dumps({"ok": False, "cause": "not_plain_data", "message": str(e)}).encode()
         sys.stdout.flush()
-        write_frame(proto_out, payload)
+        try:
+            write_frame(proto_out, payload)
+        except OSError:
+            return CHANNEL_CLOSED
 
 
 if __name__ == "__main__":

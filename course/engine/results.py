@@ -13,6 +13,7 @@ from course.engine.words import N_, _
 CAUSES = (
     "syntax_error", "import_error", "missing_name", "signature", "exception", "timeout",
     "out_of_memory", "crash", "exit", "not_plain_data", "wrong_result", "no_result", "check_error",
+    "channel_closed", "too_many_processes",
 )
 
 # In English; `headline()` gives them in the language in use.
@@ -30,6 +31,8 @@ HEADLINES = {
     "wrong_result": N_("Wrong result"),
     "no_result": N_("Your code returned nothing"),
     "check_error": N_("The check could not run"),
+    "channel_closed": N_("Your code closed the channel the check talks to it through"),
+    "too_many_processes": N_("Your code started too many processes"),
 }
 
 

@@ -31,7 +31,7 @@ import psutil
 from course.engine.checking import LearnerFailure
 from course.engine.isolation import Sandbox
 from course.engine.launcher import SETUP_FAILED
-from course.engine.child import HEADER
+from course.engine.child import CHANNEL_CLOSED, HEADER
 from course.engine.wire import DecodeError, from_wire, read_json, to_wire
 from course.engine.zygote import ForkedProcess, Zygote, ZygoteGone
 from course.engine.words import _
@@ -354,6 +354,22 @@ class LearnerProcess:
                     pass
         except psutil.Error:
             return
+        if len(procs) > FORK_BOMB:
+            self.kill()
+            self._die(LearnerFailure("too_many_processes", _(
+                "your code started {n} processes {during}, more than the {most} a check lets it have; the check "
+                "stopped them all.").format(n=len(procs), during=during, most=FORK_BOMB)))
+        if rss > self.memory_mb * 1024 * 1024 and len(procs) > 1:
+            # Forks share their parent's pages, which each one's resident size counts again: their
+            # proportional sizes add up to the memory they use. Read only now: it costs a scan of
+            # each one's mappings.
+            rss = 0
+            for p in procs:
+                try:
+                    info = p.memory_full_info()
+                    rss += getattr(info, "pss", info.rss)
+                except psutil.Error:
+                    pass
         if rss > self.memory_mb * 1024 * 1024:
             self.kill()
             self._die(
@@ -368,11 +384,18 @@ class LearnerProcess:
         try:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
+            # Its results channel ended while it went on running: its code closed the channel.
             self.kill()
-            code = self.proc.wait()
+            self.proc.wait()
+            code = CHANNEL_CLOSED
         self._drain.join(timeout=1)
         tail = _tail(self.output())
         shown = "\n" + _("Last output:") + "\n" + tail if tail else ""
+        if code == CHANNEL_CLOSED:
+            return LearnerFailure("channel_closed", _(
+                "your code closed the channel the check talks to it through (its file descriptors) {during}, so "
+                "nothing it computed could reach the check; its process was stopped.{shown}").format(
+                during=during, shown=shown), code=code)
         if code is not None and code < 0:
             sig = -code
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
@@ -471,8 +494,10 @@ class LearnerProcess:
 
 LEARNER_CAUSES = frozenset(
     ("syntax_error", "import_error", "missing_name", "signature", "exception", "timeout",
-     "out_of_memory", "crash", "exit", "not_plain_data")
+     "out_of_memory", "crash", "exit", "not_plain_data", "channel_closed", "too_many_processes")
 )
+# More processes than this in the learner's tree: a fork bomb (a DataLoader's workers are a few).
+FORK_BOMB = 32
 
 
 def _tail(text: str, lines: int = 15) -> str:

@@ -40,6 +40,8 @@ CAUSE_TEXT = {
     "not_submitted": N_("not submitted"),
     "grader_error": N_("the grader failed (not your fault)"),
     "not_reached": N_("not reached: grading stopped before this exercise"),
+    "channel_closed": N_("closed the check's channel to its process"),
+    "too_many_processes": N_("started too many processes"),
 }
 # A check's outcome (pytest's words), the same way: English in the reports, translated in the feedback.
 OUTCOME_TEXT = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"), "skipped": N_("skipped")}
