@@ -131,7 +131,7 @@ class Autosave:
     older generation never overwrites a newer one, so a slow write that finishes after
     a save cannot bring back a copy the save removed.
 
-    A copy found on disk that this editor did not write (the last session's, or another
+    A copy found on disk that this editor did not write (the last run's, or another
     app's on the same workspace) is never overwritten: the first store renames it into a
     dated copy first, and reports where."""
 
@@ -144,7 +144,7 @@ class Autosave:
 
     def store(self, generation: int, text: str) -> Path | None:
         """Write `text` (unless a newer generation got there first). Returns the dated
-        copy an earlier session's buffer was moved to, if one was. Raises OSError."""
+        copy an earlier run's buffer was moved to, if one was. Raises OSError."""
         with self._lock:
             if generation <= self._generation:
                 return None

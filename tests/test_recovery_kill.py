@@ -2,7 +2,7 @@
 
 The real app runs on a pseudo-terminal. Seeded random edits (letters, spaces,
 Enter, Backspace) are typed into an exercise at random moments, and the app is
-ended the ways a learner's session ends: the terminal closes (SIGHUP, with the
+ended the ways a learner's work gets cut off: the terminal closes (SIGHUP, with the
 terminal gone), SIGTERM, and SIGKILL (which nothing can catch: it comes right
 after the copy on disk was seen to hold the edits so far, plus more typing).
 Then the app starts again, and:

@@ -17,7 +17,6 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from course import i18n
 from course.i18n import N_, _
 from course.tui.commands import CourseCommands
-from course.tui.ordered_keys import OrderedKeys
 from course.tui.errors import describe
 from course.tui.screens.map import MapScreen
 from course.tui.screens.too_small import TooSmallScreen, too_small
@@ -38,7 +37,7 @@ LIGHT_THEME = "textual-light"
 DARK_THEME = "textual-dark"
 
 
-class JaxlingsApp(OrderedKeys, App[int]):
+class JaxlingsApp(App[int]):
     TITLE = "jaxlings"
     SUB_TITLE = N_("from PyTorch to JAX, Flax and Optax")
     CSS_PATH = ["app.tcss"]
@@ -110,7 +109,10 @@ class JaxlingsApp(OrderedKeys, App[int]):
                 pass  # no signals here (not the main thread, another platform)
 
     def _end_on_signal(self, signum: int) -> None:
-        self.keep_unsaved_edits()
+        try:
+            self.keep_unsaved_edits()
+        except Exception as error:  # the app must still end: a copy from a second ago is on disk
+            self.log.error(f"unsaved edits not written on signal {signum}: {error!r}")
         self.exit(return_code=128 + signum)
 
     def keep_unsaved_edits(self) -> None:

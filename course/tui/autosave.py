@@ -93,8 +93,8 @@ class EditorAutosave:
             return
         self._failing = False
         if displaced is not None:
-            self._tell(from_thread, _("Unsaved edits recovered from an earlier session are kept in {path}.").format(
-                path=displaced), _("Recovered edits kept"), "information")
+            self._tell(from_thread, _("Unsaved edits from an earlier run of jaxlings are kept in {path}.").format(
+                path=_short(displaced)), _("Recovered edits kept"), "information")
 
     def _tell(self, from_thread: bool, message: str, title: str, severity: str) -> None:
         notify = partial(self.screen.notify, message, title=title, severity=severity, timeout=15, markup=False)
@@ -106,9 +106,9 @@ class EditorAutosave:
         except RuntimeError:
             pass  # the app is gone: nobody is left to tell, and the copy (or its absence) is what it is
 
-    # -- what the last session left ----------------------------------------------------
+    # -- what the last run left ----------------------------------------------------
     def offer(self, disk_text: str) -> None:
-        """Call once the file has loaded: if an earlier session left unsaved edits that
+        """Call once the file has loaded: if an earlier run left unsaved edits that
         differ from it, ask the learner which to keep. Nothing is written until they answer."""
         from course.tui.screens.recover import RecoverScreen
 
@@ -143,7 +143,7 @@ class EditorAutosave:
                 return
             if kept is not None:
                 screen.notify(_("{file} stays as it is. The recovered edits are kept in {path}.").format(
-                    file=file, path=kept), title=_("File kept"), timeout=15, markup=False)
+                    file=file, path=_short(kept)), title=_("File kept"), timeout=15, markup=False)
         else:
             screen.notify(_("The recovered edits stay in {path}, and are offered again when you next open {name}.")
                           .format(path=_short(recovered.path), name=screen.exercise.name),

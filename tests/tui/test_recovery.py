@@ -1,5 +1,5 @@
 """Unsaved edits are copied to .jaxlings/recovery/ as they are typed, and the next
-session offers them beside the file, which changes only when the learner says so."""
+start offers them beside the file, which changes only when the learner says so."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ async def test_typing_back_to_the_file_removes_the_copy(workspace, quick):
 
 
 @pytest.mark.parametrize("answer", ["escape", "recover-later", "recover-disk", "recover-recovered"])
-async def test_the_next_session_offers_the_recovered_edits(workspace, answer):
+async def test_the_next_start_offers_the_recovered_edits(workspace, answer):
     recovery(workspace).mkdir(parents=True)
     autosaved(workspace).write_text(MINE)
     before = scale_file(workspace).read_bytes()
@@ -202,7 +202,7 @@ def test_an_older_buffer_never_overwrites_a_newer_one(workspace):
     assert path.read_text() == "four"
 
 
-def test_a_copy_left_by_another_session_is_moved_aside_not_overwritten(workspace):
+def test_a_copy_left_by_another_run_is_moved_aside_not_overwritten(workspace):
     exercise = Exercises.scale(workspace)
     path = autosave_path(exercise)
     path.parent.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""Unsaved edits from an earlier session, offered beside the file on disk.
+"""Unsaved edits from an earlier run, offered beside the file on disk.
 
 The app ended with edits not saved (the terminal closed, a crash): their copy
 differs from the file. The learner sees the difference and chooses. No printable
