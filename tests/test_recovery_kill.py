@@ -70,9 +70,8 @@ def random_keys(rng: random.Random, count: int, rub_out: int = 0) -> list[str]:
     """Letters, spaces and Enter, ending in a letter (so that no batch leaves the buffer
     equal to the file), then up to `rub_out` Backspaces over that batch's last word.
 
-    Backspace comes only last: a Backspace queued before more letters can take effect
-    after them (the text area runs it as a key binding, behind the keys it inserts
-    directly), which is a matter of the editor's key handling, not of keeping edits."""
+    Backspace comes only last, so that what is asserted here is the keeping of edits,
+    not the order in which the editor applies a Backspace among keys queued behind it."""
     keys = []
     for _ in range(count):
         roll = rng.random()

@@ -115,6 +115,14 @@ class JaxlingsApp(App[int]):
             self.log.error(f"unsaved edits not written on signal {signum}: {error!r}")
         self.exit(return_code=128 + signum)
 
+    def _handle_exception(self, error: Exception) -> None:
+        # A crash ends the app: the typing of the last second goes to the recovery copy first.
+        try:
+            self.keep_unsaved_edits()
+        except Exception as failure:
+            self.log.error(f"unsaved edits not written after a crash: {failure!r}")
+        super()._handle_exception(error)
+
     def keep_unsaved_edits(self) -> None:
         """Write every pending copy of unsaved edits to .jaxlings/recovery/ now."""
         for screen in self.screen_stack:

@@ -213,3 +213,40 @@ def test_a_copy_left_by_another_run_is_moved_aside_not_overwritten(workspace):
     displaced = copy.store(2, "mine now")
     assert displaced is not None and displaced.read_text() == "earlier"
     assert path.read_text() == "mine now"
+
+
+async def test_a_crash_writes_the_edits_not_yet_copied_before_the_app_ends(workspace, monkeypatch):
+    monkeypatch.setattr(EditorAutosave, "DELAY_S", 3600.0)
+    monkeypatch.setattr(EditorAutosave, "MAX_WAIT_S", 3600.0)
+
+    def broken(self):
+        raise RuntimeError("a bug in the app")
+
+    monkeypatch.setattr(ExerciseScreen, "action_hint", broken)
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+    with pytest.raises(RuntimeError, match="a bug in the app"):
+        async with app.run_test() as pilot:
+            screen = await open_scale(pilot)
+            await pilot.press("e", *"# mine")
+            edited = screen.editor.text
+            assert not autosaved(workspace).exists()  # the timer has not written it
+            await pilot.press("escape", "h")
+            await pilot.pause()
+    assert autosaved(workspace).read_text() == edited
+    assert scale_file(workspace).read_text() == STARTER
+
+
+async def test_the_start_opens_the_newest_recovered_exercise_and_names_the_others(workspace):
+    import os
+
+    recovery(workspace).mkdir(parents=True)
+    clip = recovery(workspace) / "clip.unsaved.py"
+    clip.write_text("# my clip\n")
+    os.utime(clip, (1_000_000_000, 1_000_000_000))
+    autosaved(workspace).write_text(MINE)
+    app = JaxlingsApp(FakeLabServices(check_result=FAILED))
+    async with app.run_test(notifications=True) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, RecoverScreen))
+        assert app.screen.file.endswith("scale.py")
+        assert any("clip" in n.message for n in app._notifications)
