@@ -515,7 +515,7 @@ def test_the_cli_says_when_the_ranking_may_not_hold():
     report.result("nnx_tree").rounds_ms = [16.0, 39.0, 17.0, 15.5]
     text = " ".join(printed_report(report, 80).split())
     assert "The ranking below may not hold" in text and "load average 5.5 on 2 CPU cores" in text
-    assert "nnx_tree: its rounds differ by 142% of their median" in text
+    assert "Rounds far apart (slowest - fastest over half the median): nnx_tree 142%." in text
     data = report.to_dict()["measurement"]
     assert data["load_average"] == [1.0, 5.5] and [r["reason"] for r in data["unreliable"]] == ["load", "spread"]
     assert LabReport.from_dict(json.loads(json.dumps(report.to_dict()))).unreliable() == data["unreliable"]

@@ -193,7 +193,9 @@ class _LiveProgress:
 
     def update(self, p) -> None:
         self._task(p.variant, p.epochs)
-        eta = "-" if p.eta_s is None else f"{p.eta_s:.0f}s" if p.eta_s < 120 else f"{p.eta_s / 60:.1f}min"
+        # The whole run's time left (the variants take turns), shown on the bars still running.
+        eta = "-" if p.eta_s is None or p.epoch >= p.epochs else (
+            f"{p.eta_s:.0f}s" if p.eta_s < 120 else f"{p.eta_s / 60:.1f}min")
         self._bar.update(self._tasks[p.variant], completed=p.epoch, loss=f"{p.loss:.4f}", eta=eta)
 
 

@@ -75,16 +75,18 @@ def unreliable_lines(reasons: list[dict]) -> list[str]:
     if not reasons:
         return []
     lines = [_("⚠ The ranking below may not hold: run again on a quieter machine before drawing conclusions.")]
+    wide = ", ".join(f"{r['variant']} {r['spread']:.0%}" for r in reasons if r["reason"] == "spread")
+    few = ", ".join(f"{r['variant']} ({r['rounds']})" for r in reasons if r["reason"] == "few_rounds")
     for r in reasons:
         if r["reason"] == "load":
             lines.append(_("The machine was busy: load average {load:.1f} on {cores} CPU cores.").format(
                 load=r["load"], cores=r["cpu_count"]))
-        elif r["reason"] == "spread":
-            lines.append(_("{variant}: its rounds differ by {spread:.0%} of their median.").format(
-                variant=r["variant"], spread=r["spread"]))
-        elif r["reason"] == "few_rounds":
-            lines.append(_("{variant}: only {rounds} timed round(s), too few for a median: an estimate.").format(
-                variant=r["variant"], rounds=r["rounds"]))
+    if wide:
+        lines.append(_("Rounds far apart (slowest - fastest over half the median): {variants}.").format(
+            variants=wide))
+    if few:
+        lines.append(_("Too few timed rounds for a median, so these are estimates: {variants}.").format(
+            variants=few))
     return lines
 
 

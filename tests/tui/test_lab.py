@@ -401,7 +401,7 @@ async def test_rows_give_the_median_and_spread_and_a_busy_machine_is_said(worksp
     async with app.run_test(size=(80, 24)) as pilot:
         lab = await run_fake(pilot, ["torch_eager", "nnx_jit"], 30)
         state = str(lab.query_one("#row-nnx_jit .variant-state").render())
-        assert "median of 5 rounds, spread 6%" in state
+        assert "27.6 ms/epoch, 5 rounds, spread 6%" in state
         warning = lab.query_one("#lab-warning")
         assert warning.display and "may not hold" in str(warning.render()) and "load average 9.0" in str(
             warning.render())

@@ -508,9 +508,8 @@ class LabScreen(CourseScreen):
             )
             rows = self.query(f"#row-{r.variant}")
             if rows:
-                done = _round_summary(r) if ok else f"✗ {_(r.status)}"
-                if r.error:
-                    done += f": {error_text(r)}"
+                # One line: a stopped variant's reason says it was stopped ("stopped after 4 of 50").
+                done = _round_summary(r) if ok else "✗ " + (error_text(r) if r.error else _(r.status))
                 rows.first(VariantRow).finish(done, len(r.losses), r.epochs)
         self._warning(report.unreliable())
         self.query_one("#lab-legend", Static).update(Text("\n".join(legend_lines(
@@ -611,8 +610,8 @@ class LabScreen(CourseScreen):
 
 
 def _round_summary(r: Any) -> str:
-    """`✓ 27.6 ms/epoch: median of 9 rounds, spread 12%`: the figure and how far to trust it."""
-    text = _("✓ {ms} ms/epoch: median of {n} rounds, spread {spread}").format(
+    """`✓ 27.6 ms/epoch, 9 rounds, spread 12%`: the median round and how far to trust it, in one row."""
+    text = _("✓ {ms} ms/epoch, {n} rounds, spread {spread}").format(
         ms=fmt_ms(r.ms_per_epoch), n=len(r.rounds_ms), spread=fmt_spread(r.rounds_ms))
     if len(r.rounds_ms) < MIN_ROUNDS:
         text += " " + _("(an estimate)")
