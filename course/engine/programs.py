@@ -146,12 +146,13 @@ def run(text: object, *args, global_view: bool = False, budget: Cost | None = No
     For evidence that must not be computed in the learner's process: the
     program is fixed (lowered on shapes only) before the inputs are chosen,
     so its outputs on them were never seen there. The text is hostile: it is
-    bounded here (`bounded_text`), then in the evaluator verified by MLIR,
-    bounded in the size of every tensor and in its estimated cost (`budget`,
-    e.g. `cost(reference).times(20)`; MAX_COST without one), and only the
-    operations in `program_reader._RUNNABLE` are run; anything else, or arguments that do not
-    match `args` exactly, is a ProgramError. Compiling and running are under a
-    time limit (LOOP_SECONDS), loop or not. The evaluator keeps compiled
+    bounded here (`bounded_text`, and from its types `bounded_sizes`), then in the
+    evaluator verified by MLIR, bounded again in the size of every tensor and of its
+    results and in its estimated cost (`budget`, e.g. `cost(reference).times(20)`;
+    MAX_COST without one), and only the operations in `program_reader._RUNNABLE` are
+    run; anything else, or arguments that do not match `args` exactly, is a ProgramError.
+    Compiling is under its own time limit (COMPILE_SECONDS), running under LOOP_SECONDS,
+    loop or not, and both under what is left of the check's (`within`). The evaluator keeps compiled
     programs (by the text's hash) for the next check that sends the same one.
 
     With `global_view`, a program lowered for a mesh is run too: such a module
