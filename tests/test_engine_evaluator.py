@@ -310,6 +310,15 @@ def test_a_compile_time_bomb_costs_a_check_no_more_than_its_time_limit():
     _small_still_runs()  # outside the check's time, programs run as before
 
 
+def test_a_checks_time_for_programs_counts_the_evaluators_time_only():
+    _small_still_runs()  # compiled, in a warm evaluator
+    with programs.within(5.0):
+        time.sleep(6)  # as the learner's code would spend it, between two programs
+        _small_still_runs()
+    with programs.within(0.0), pytest.raises(ProgramError, match="used up the 0 s"):
+        _small_still_runs()
+
+
 def test_a_budget_from_the_reference_refuses_a_dearer_matrix_product():
     spec = jax.ShapeDtypeStruct((512, 512), jnp.float32)
     reference = jax.jit(lambda a, b: a + b).lower(spec, spec).as_text()

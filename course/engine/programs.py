@@ -83,17 +83,20 @@ READ_SECONDS = 30.0
 COMPILE_TOO_SLOW = N_("your program could not be run: XLA took longer than {seconds:g} s to compile it")
 TIME_USED = N_("your programs used up the {seconds:g} s the check gives to reading and running them")
 
-# (deadline, seconds) of the check now running (`within`), or None: then only each request is timed.
-_CLOCK: ContextVar[tuple[float, float] | None] = ContextVar("jaxlings_programs_clock", default=None)
+# [seconds left, seconds given] to the check now running (`within`), or None: then only each
+# request is timed. Only the evaluator's time is taken off it (starting it included), never the
+# learner's process's, which has its own limit.
+_CLOCK: ContextVar[list[float] | None] = ContextVar("jaxlings_programs_clock", default=None)
 
 
 @contextmanager
 def within(seconds: float):
-    """Every request made to the evaluator inside takes at most `seconds` in all: a check run
+    """Every request made to the evaluator inside takes at most `seconds` in all (its time, not
+    the time between requests): a check run
     gives its programs its exercise's time limit, so that a hostile program (a compile-time
     bomb, one that never ends) costs the check no more. Once they are spent, each request
     fails at once with TIME_USED."""
-    token = _CLOCK.set((time.monotonic() + float(seconds), float(seconds)))
+    token = _CLOCK.set([float(seconds), float(seconds)])
     try:
         yield
     finally:
@@ -235,18 +238,21 @@ def _forward(op: str, text: str, *, seconds: float | None = None, **payload) -> 
     limit = READ_SECONDS if seconds is None else seconds
     clock = _CLOCK.get()
     if clock is not None:
-        left = clock[0] - time.monotonic()
-        if left <= 0:
+        if clock[0] <= 0:
             raise EvaluatorFailure(TIME_USED, seconds=clock[1])
-        limit = min(limit, left)
+        limit = min(limit, clock[0])
     REQUESTS_DONE += 1
+    begun = time.monotonic()
     try:
         return shared().call(op, {"text": text, **payload}, seconds=limit,
-                             until=None if clock is None else clock[0])
+                             until=None if clock is None else begun + clock[0])
     except EvaluatorFailure as e:
-        if clock is not None and e.template == TOO_SLOW and time.monotonic() >= clock[0]:
+        if clock is not None and e.template == TOO_SLOW and time.monotonic() - begun >= clock[0]:
             raise EvaluatorFailure(TIME_USED, seconds=clock[1]) from None
         raise
+    finally:
+        if clock is not None:
+            clock[0] -= time.monotonic() - begun
 
 
 def _unreadable() -> EvaluatorFailure:
