@@ -39,7 +39,11 @@ class LearnerProxy:
             raise self._failure
         if self._proc is None:
             run = self._run
-            if self._restarts:
+            if self._closed:
+                raise LearnerFailure("check_error", _("the check run was stopped."))
+            if run.ahead:
+                proc = run.session._ahead_child(run.learner_file, run.child_env, fresh=bool(self._restarts))
+            elif self._restarts:
                 proc = run.session._fresh_child(run.learner_file, run.child_env)
             else:
                 proc = run.session._take_child(run.child_env)
@@ -85,6 +89,7 @@ class LearnerProxy:
                     f.message += "\n" + _("It was running {where}").format(where=running)
             elif f.cause == "exception":
                 _befriend(f, run)
+            _place(f, run, self._loaded_path)
             if not self._proc.alive():
                 self._failure = f  # the process is gone: every later call fails the same way
             raise
@@ -155,6 +160,22 @@ DEFAULT_MESSAGES = {
 }
 
 
+def _place(f: LearnerFailure, run: "_Run", loaded: str) -> None:
+    """Where in the learner's file the failure happened, kept as fields of the failure (`file`,
+    `line`) for the result. The child's word is only a number, kept when it is a line of the file."""
+    line = f.details.get("line")
+    if f.cause == "timeout":
+        line = _running_number(f.details.get("stack"), loaded)
+    try:
+        count = len(run.learner_file.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        count = 0
+    if isinstance(line, int) and not isinstance(line, bool) and 0 < line <= count:
+        f.details["file"], f.details["line"] = run.display, line
+    else:
+        f.details.pop("line", None)
+
+
 def _befriend(f: LearnerFailure, run: "_Run") -> None:
     """An error the check provoked on purpose gets the check's own words, and the learner's line."""
     error = f.details.get("error")
@@ -179,16 +200,22 @@ def _source_line(path: Path, display: str, line: int) -> str:
 
 def _running_line(stack: Any, loaded: str, path: Path, display: str) -> str:
     """The innermost line of the learner's file in a faulthandler dump of the child."""
+    number = _running_number(stack, loaded)
+    return _source_line(path, display, number) if number is not None else ""
+
+
+def _running_number(stack: Any, loaded: str) -> int | None:
+    """The number of that line (None: the dump names no line of the learner's file)."""
     if not isinstance(stack, str) or not loaded:
-        return ""
+        return None
     prefix = f'File "{loaded}", line '
     for row in stack.splitlines():  # most recent call first
         row = row.strip()
         if row.startswith(prefix):
             number = row[len(prefix):].split(" ", 1)[0]
             if number.isdigit():
-                return _source_line(path, display, int(number))
-    return ""
+                return int(number)
+    return None
 
 
 class ReferenceError_(Exception):
@@ -309,7 +336,9 @@ class ChildReferenceProxy:
         deadline = time.monotonic() + READY_TIMEOUT
         try:
             if self._proc is None:
-                self._proc = self._run.session._take_trusted_child(self._run.child_env)
+                session, run = self._run.session, self._run
+                self._proc = (session._ahead_child(run.learner_file, run.child_env, trusted=True) if run.ahead
+                              else session._take_trusted_child(run.child_env))
                 self._proc.request({"op": "load", "path": str(self._run.solution_file),
                                     "module": self._run.solution_file.stem}, deadline, during="loading")
             return self._proc.request(msg, deadline, during="in the reference solution")
@@ -349,8 +378,9 @@ class _Run:
 
     def __init__(self, session: Any, exercise: Exercise, learner_file: Path, solution_file: Path,
                  seed: int, budget: float, child_env: dict[str, str], display: str,
-                 settings: CheckSettings = CheckSettings()) -> None:
+                 settings: CheckSettings = CheckSettings(), ahead: bool = False) -> None:
         self.session = session
+        self.ahead = ahead  # a check run ahead (`course.engine.ahead`): children of its own
         self.settings = settings
         self.exercise = exercise
         self.learner_file = learner_file

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from course.catalog import Exercise
+from course.engine.ahead import RunAhead
 from course.engine import compile_flags
 from course.engine.caches import CompileCache, usable_cache, use_trusted_cache, workspace_compile_cache
 from course.engine.checking import seed_line
@@ -52,7 +53,8 @@ class CheckSession:
     `sandbox_slot` and `sandbox_copy` serve the grader's `uid` tier. `fork_children` forks
     the learner children from a zygote of the session's own (`course.engine.zygote`; the
     unshare tier only): about 2 CPU-seconds less per child, about 170 MiB more while it lasts.
-    `compile_cache`
+    `run_ahead` runs each exercise's next check in the background as soon as one is over
+    (`course.engine.ahead`; the app, `watch` and the check server). `compile_cache`
     keeps compiled programs between processes (`workspace_compile_cache()`;
     default none). `warm` keeps a child ready for every run, one per child
     environment a check asks for (CHILD_ENV; the latest such one only), and
@@ -77,6 +79,7 @@ class CheckSession:
         sandbox_slot: int = 0,
         sandbox_copy: Path | None = None,
         fork_children: bool = False,
+        run_ahead: bool = False,
     ) -> None:
         # Compiling faster, on every side of the check or on none (before any child's environment is made).
         compile_flags.adopt()
@@ -100,6 +103,7 @@ class CheckSession:
         self._pool = self._pool_for({}, trusted=False)
         self._prestarted: dict[tuple, LearnerProcess] = {}
         self._closed = False
+        self.ahead = RunAhead(self) if run_ahead and warm else None
         if self._pool is not None:
             self._pool.prestart()
         if prestart is not None:
@@ -116,8 +120,17 @@ class CheckSession:
             _warm_parent()
 
     def wait_warm(self, timeout: float = READY_TIMEOUT) -> bool:
-        """Block until the next check will get a ready child (False without a warm pool)."""
+        """Block until the next check will get a ready child and the check run ahead is over, as they
+        are while the learner edits (False without a warm pool)."""
+        if self.ahead is not None:
+            self.ahead.wait(timeout)
         return self._pool.wait_ready(timeout) if self._pool is not None else False
+
+    def prepare(self, exercise: Exercise, learner_file: str | os.PathLike | None = None) -> None:
+        """The learner opened `exercise`: with `run_ahead`, its first check starts now, ahead."""
+        if self.ahead is not None and not self._closed:
+            path = Path(learner_file) if learner_file is not None else exercise.exercise_path()
+            self.ahead.start(exercise, path.resolve())
 
     # -- children --------------------------------------------------------------
     def _children_isolated(self) -> bool:
@@ -209,6 +222,13 @@ class CheckSession:
         return pool.take() if pool is not None else self._new_child({**_preload_env(learner_file), **extra_env},
                                                                     cache=False)
 
+    def _ahead_child(self, learner_file: Path, env: dict[str, str], *, trusted: bool = False,
+                     fresh: bool = False) -> LearnerProcess:
+        """A child of its own for a check run ahead: the warm ones stay ready for the real check."""
+        if trusted:
+            return self._new_child(env, trusted=True)
+        return self._new_child({**_preload_env(learner_file), **env}, cache=not fresh)
+
     def _take_trusted_child(self, env: dict[str, str]) -> LearnerProcess:
         proc = self._prestarted.pop(_child_key(env, True), None)
         if proc is not None:
@@ -264,10 +284,25 @@ class CheckSession:
         the result returned is the verdict."""
         if self._closed:
             raise RuntimeError("this CheckSession is closed")
-        start = time.monotonic()
-        seed = draw_seed(seed)
         learner_path = Path(learner_file) if learner_file is not None else exercise.exercise_path()
         learner_path = learner_path.resolve()
+        plain = not env and not extra_check_dirs and not first_failure
+        if self.ahead is not None:
+            self.ahead.stop()
+            if seed is None and plain:
+                seed = self.ahead.seed_for(exercise, learner_path)
+        result = self._check(exercise, learner_path, seed, extra_check_dirs=extra_check_dirs, env=env,
+                             first_failure=first_failure, on_outcome=on_outcome)
+        if self.ahead is not None and plain:
+            self.ahead.start(exercise, learner_path)
+        return result
+
+    def _check(self, exercise: Exercise, learner_path: Path, seed: int | None, *, extra_check_dirs: tuple | list = (),
+               env: dict[str, str] | None = None, first_failure: bool = False,
+               on_outcome: Callable[[CheckOutcome], None] | None = None, ahead: RunAhead | None = None,
+               ) -> ExerciseResult:
+        start = time.monotonic()
+        seed = draw_seed(seed)
 
         def early(cause: str, message: str) -> ExerciseResult:
             message = f"{message}\n{seed_line(seed)}"
@@ -289,12 +324,14 @@ class CheckSession:
         budget = exercise.timeout or settings.timeout or DEFAULT_TIMEOUT
         child_env = {**settings.child_env, **(env or {})}
         run = _Run(self, exercise, learner_path, exercise.solution_path(), seed, budget, child_env,
-                   _display(learner_path, exercise), settings)
+                   _display(learner_path, exercise), settings, ahead=ahead is not None)
         collector = _Collector(settings.messages, on_outcome)
         if settings.fresh_learners:
             self._pool_for(child_env, trusted=False, fresh=True)  # ready for the next run (`_refill`)
         try:
             with _PYTEST_LOCK:
+                if ahead is not None:
+                    ahead.started(run)
                 exit_code = _run_pytest(check_path, run, collector, seed, first_failure)
         finally:
             run.close()
@@ -311,6 +348,8 @@ class CheckSession:
 
     def close(self) -> None:
         self._closed = True
+        if self.ahead is not None:
+            self.ahead.stop()
         for pool in self._pools.values():
             pool.close()
         self._pools.clear()

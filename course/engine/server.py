@@ -21,7 +21,8 @@ same workspace hand their checks to, the way `dmypy` serves `mypy`:
 - if it cannot be reached or started, the check runs in this process, as
   before, and one line on stderr says so.
 
-The client decides the seed and records progress itself; the server returns
+The client records progress itself and names the seed only when the learner chose one (otherwise
+the server uses the seed it drew for the check it ran ahead, `course.engine.ahead`); the server returns
 the `ExerciseResult` as JSON.
 """
 
@@ -266,7 +267,7 @@ class Server:
     def _open_session(self) -> Any:
         from course.engine.runner import CheckSession, workspace_compile_cache
 
-        return CheckSession(compile_cache=workspace_compile_cache(self.state))
+        return CheckSession(compile_cache=workspace_compile_cache(self.state), run_ahead=True)
 
     def _cool(self, sock: socket.socket, lock: int) -> None:
         """Start again as a process without JAX, on the same socket and lock (same pid)."""
@@ -348,7 +349,8 @@ class Server:
             learner = msg.get("learner_file")
             # Each test's outcome goes to the client as it lands, before the verdict.
             tell = (lambda outcome: _send(stream, {"outcome": asdict(outcome)})) if stream is not None else None
-            result = self.session.run(exercise, seed=int(msg["seed"]), on_outcome=tell,
+            seed = msg.get("seed")  # None: the server's own, drawn for the check it ran ahead
+            result = self.session.run(exercise, seed=None if seed is None else int(seed), on_outcome=tell,
                                       learner_file=str(learner) if learner is not None else None)
         except (ManifestError, KeyError, ValueError) as e:
             return {"ok": False, "message": f"{type(e).__name__}: {e}"}
@@ -459,7 +461,9 @@ def check_exercise(exercise: Any, *, seed: int | None = None, on_outcome: Any = 
     from course.engine.settings import draw_seed
     from course.engine.runner import run_exercise
 
-    seed = draw_seed(seed)
+    # A seed the learner chose (--seed, JAXLINGS_SEED) goes to the server; otherwise the server
+    # uses the one it drew for the check it ran ahead of this one.
+    seed = draw_seed(seed) if seed is not None or os.environ.get("JAXLINGS_SEED", "").strip() else None
     if os.environ.get(ENV_SWITCH, "1").strip() == "0" or not hasattr(socket, "AF_UNIX"):
         return run_exercise(exercise, seed=seed, on_outcome=on_outcome)
     state = paths.state_dir()
@@ -495,7 +499,8 @@ class _Told:
         if self.on_outcome is None or not isinstance(data, dict):
             return
         try:
-            outcome = CheckOutcome(**{k: data[k] for k in ("name", "outcome", "cause", "message", "duration")})
+            outcome = CheckOutcome(**{k: data[k] for k in ("name", "outcome", "cause", "message", "duration")},
+                                   file=data.get("file"), line=data.get("line"))
         except (KeyError, TypeError):
             return
         self.on_outcome(outcome)

@@ -247,10 +247,13 @@ class Services:
             return []
 
     # -- checks -----------------------------------------------------------------
-    def warm_up_checks(self) -> None:
-        """Start the check runner's warm child ahead of the first check."""
+    def warm_up_checks(self, exercise=None) -> None:
+        """Start the check runner's warm child ahead of the first check, and run `exercise`'s
+        first check ahead (`CheckSession.prepare`)."""
         with self._session_lock:
-            self._open_session()
+            session = self._open_session()
+            if exercise is not None:
+                session.prepare(exercise)
 
     def isolation_notice(self) -> str | None:
         """One line when checks run without a sandbox here (None when sandboxed, or no session yet)."""
@@ -281,7 +284,7 @@ class Services:
         if self._session is None:
             from course.engine.runner import CheckSession, workspace_compile_cache
 
-            self._session = CheckSession(compile_cache=workspace_compile_cache())
+            self._session = CheckSession(compile_cache=workspace_compile_cache(), run_ahead=True)
         return self._session
 
     def close(self) -> None:

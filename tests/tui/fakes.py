@@ -21,6 +21,8 @@ class FakeOutcome:
     cause: str | None = None
     message: str = ""
     duration: float = 0.0
+    file: str | None = None
+    line: int | None = None
 
 
 @dataclass
@@ -32,6 +34,8 @@ class FakeResult:
     checks: list[FakeOutcome]
     duration: float = 0.0
     seed: int | None = 1234
+    file: str | None = None
+    line: int | None = None
 
 
 FAKE_HARDWARE = Hardware("cpu", ["cpu:0 cpu"], "cpu", "JAX on CPU (1 device: cpu); PyTorch on cpu; 2 CPU cores", 2)
@@ -100,6 +104,6 @@ class FakeLabServices(Services):
             return self.check_result
         return super().run_check(exercise, on_outcome)
 
-    def warm_up_checks(self) -> None:
+    def warm_up_checks(self, exercise=None) -> None:
         if self.check_result is None:
-            super().warm_up_checks()
+            super().warm_up_checks(exercise)

@@ -83,7 +83,7 @@ class FailingChecks(FakeLabServices):
         return FakeResult(exercise.name, False, "wrong_result", "",
                           [FakeOutcome(f"test_{exercise.name}", "failed", "wrong_result", "not yet")])
 
-    def warm_up_checks(self) -> None:
+    def warm_up_checks(self, exercise=None) -> None:
         pass
 
 

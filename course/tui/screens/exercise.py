@@ -132,17 +132,14 @@ def escape_markup(text: str) -> str:
     return escape(text)
 
 
-def failing_line(result: Any, file_name: str) -> int | None:
-    """The first line of the learner's file that a failing check points at
-    (tracebacks and syntax errors name it as `scale.py", line 7` or `scale.py, line 7`)."""
-    pattern = re.compile(rf'(?:^|[\s"/\\]){re.escape(file_name)}"?, line (\d+)')
-    texts = [getattr(c, "message", "") for c in (result.checks or []) if c.outcome != "passed"]
-    texts.append(getattr(result, "message", ""))
-    for text in texts:
-        match = pattern.search(str(text or ""))
-        if match:
-            return int(match.group(1))
-    return None
+def failing_line(result: Any) -> int | None:
+    """The line of the learner's file that the failed check points at: the result's own field,
+    the same in every language (the message says it in words that a translation changes)."""
+    line = getattr(result, "line", None)
+    if line is None:
+        line = next((c.line for c in (result.checks or []) if c.outcome != "passed"
+                     and getattr(c, "line", None) is not None), None)
+    return line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else None
 
 
 class ExerciseScreen(CourseScreen):
@@ -445,7 +442,7 @@ class ExerciseScreen(CourseScreen):
     @work(thread=True, exclusive=True, group="warm", exit_on_error=False, description=N_("starting the checker"))
     def _warm_up(self) -> None:
         self.budget = self.app.services.check_budget(self.exercise)
-        self.app.services.warm_up_checks()
+        self.app.services.warm_up_checks(self.exercise)
         notice = self.app.services.isolation_notice()
         if notice and not getattr(self.app, "_isolation_noticed", False):
             self.app._isolation_noticed = True  # once per app, not per exercise
@@ -573,7 +570,7 @@ class ExerciseScreen(CourseScreen):
             self._show_results("text", N_("✗ The check could not run; see the message above."))
             return
         self.last_check_failed = not event.result.passed
-        self.failure_line = None if event.result.passed else failing_line(event.result, Path(self.exercise.file).name)
+        self.failure_line = None if event.result.passed else failing_line(event.result)
         self._show_results("result", (event.result, self.failure_line))
         if event.result.passed:
             self.passed = True
