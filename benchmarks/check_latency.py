@@ -4,8 +4,9 @@ Every exercise in lessons/course.toml is checked with its reference solution
 as the learner's file:
 
 - warm: in one long-lived `CheckSession`, as `jaxlings watch` and the app use
-  it (its warm child ready before each check, as it is while the learner
-  edits), `--rounds` times per exercise;
+  it (its warm child ready before each check, and the check it ran ahead over,
+  as they are while the learner edits; `--no-ahead` runs nothing ahead),
+  `--rounds` times per exercise, the exercise opened first as the app does;
 - one-off: a fresh `python -m course check NAME --json` process, as a single
   `jaxlings check` pays, for a sample of exercises: through the workspace's
   check server (the default; the first of them starts it), and with the
@@ -87,14 +88,15 @@ def make_workspace(root: Path, exercises, where: Path) -> Path:
     return where
 
 
-def warm_times(exercises, workspace: Path, rounds: int) -> dict[str, list[float]]:
+def warm_times(exercises, workspace: Path, rounds: int, ahead: bool = True) -> dict[str, list[float]]:
     os.environ["JAXLINGS_WORKSPACE"] = str(workspace)
     from course.engine.runner import CheckSession, workspace_compile_cache
 
     times: dict[str, list[float]] = {ex.name: [] for ex in exercises}
     failures = []
-    with CheckSession(compile_cache=workspace_compile_cache()) as session:
+    with CheckSession(compile_cache=workspace_compile_cache(), run_ahead=ahead) as session:
         for ex in exercises:
+            session.prepare(ex)  # the app opens the exercise before the learner checks it
             for _ in range(rounds):
                 session.wait_warm()
                 t0 = time.perf_counter()
@@ -159,7 +161,7 @@ def measure(args, exercises, names, sample) -> dict:
           + (f"; every check with seed {args.seed}" if args.seed is not None else ""), flush=True)
     with tempfile.TemporaryDirectory(prefix="jaxlings-bench-") as tmp:
         warm_ws = make_workspace(args.course, exercises, Path(tmp) / "warm")
-        warm = warm_times(exercises, warm_ws, args.rounds)
+        warm = warm_times(exercises, warm_ws, args.rounds, ahead=not args.no_ahead)
         cli_ws = make_workspace(args.course, exercises, Path(tmp) / "cli")
         cli, cli_again = cli_times(sample, cli_ws, args.course.resolve(), server=True) if sample else ({}, {})
         cold_ws = make_workspace(args.course, exercises, Path(tmp) / "cold")
@@ -248,6 +250,9 @@ def main() -> int:
     parser.add_argument("--no-footprint", action="store_true", help="skip the idle footprint of the server")
     parser.add_argument("--warm-window", type=float, default=30.0,
                         help="JAXLINGS_SERVER_WARM for the footprint's server: seconds before it cools (default 30)")
+    parser.add_argument("--no-ahead", action="store_true",
+                        help="warm checks without running each exercise's next check ahead (the app, watch and "
+                             "the server run ahead)")
     parser.add_argument("--busy", type=int, default=0,
                         help="then measure it all again under this many busy loops, and print each figure's "
                              "ratio to the quiet run (2 on a 2-core machine: load about 4 with the checks)")

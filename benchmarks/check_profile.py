@@ -26,7 +26,8 @@ caches start empty. Each check's wall time is split into:
     .venv/bin/python benchmarks/check_profile.py [--rounds 2] [--exercises a,b]
         [--tests] [--json FILE]
 
-`--tests` adds a row per test of each check. Figures are medians over the rounds,
+While it runs, each round prints its wall time and (compiles in the learner's child / of
+them from its cache, compiles here). `--tests` adds a row per test of each check. Figures are medians over the rounds,
 except the first-round column, which is what a learner's first check pays. The
 load average is printed at the start and the end: compare profiles from one run.
 """
@@ -229,7 +230,9 @@ def main() -> int:
                         per_test[ex.name] = {t: {**row, "wall": next((c.duration for c in result.checks
                                                                         if c.name == t), 0.0)}
                                              for t, row in tests.items()}
-                print(f"  {ex.name:24s} " + "  ".join(f"{x['wall']:6.2f}" for x in rounds[ex.name]), flush=True)
+                print(f"  {ex.name:24s} " + "  ".join(
+                    f"{x['wall']:6.2f} ({x['c.xla#']:.0f}/{x['c.hit#']:.0f}, {x['t.xla#']:.0f})" for x in rounds[ex.name]),
+                    flush=True)
 
     head = (f"{'exercise':22s} {'first':>6s} {'wall':>6s} {'wait':>5s} {'imp':>5s} {'lrn':>5s} {'c.xla':>10s} "
             f"{'hits':>4s} {'c.low':>5s} {'eval':>10s} {'ref':>5s} {'t.xla':>10s} {'hits':>4s} {'other':>5s}")
