@@ -311,7 +311,8 @@ def run(text: object, *args, global_view: bool = False, budget: Cost | None = No
         program = _partitioned(text)
         arrays = _checked_inputs(program, args)
         _within_budget(text, budget)
-        if compile_only:  # compiled for its mesh as it runs
+        if compile_only:
+            _mesh_compiled(program, program.num_partitions)
             return []
         return _run_on_mesh(program, arrays, program.num_partitions)
     if global_view:
@@ -392,14 +393,34 @@ def _checked_inputs(program: "Program", args: tuple) -> list:
 
 def _run_on_mesh(program: "Program", arrays: list, devices: int) -> list:
     """In the evaluator (started with MAX_PARTITIONS host devices): compile `program` (read
-    by `_partitioned`) for `devices` CPU devices and run it."""
+    by `_partitioned`) for `devices` CPU devices (`_mesh_compiled`) and run it."""
     import jax
+    import numpy as np
+    from jax._src.sharding_impls import GSPMDSharding
+
+    executable, chosen = _mesh_compiled(program, devices)
+    try:
+        placed = [jax.device_put(a, GSPMDSharding(chosen, s))
+                  for a, s in zip(arrays, executable.get_parameter_shardings())]
+        outs = executable.execute_sharded(placed).disassemble_into_single_device_arrays()
+    except Exception as e:  # noqa: BLE001 - XLA raises its own types
+        detail = str(e).strip().splitlines()
+        raise ProgramError(XLA_CANNOT_RUN, devices=devices, detail=detail[0][:200] if detail else type(e).__name__) from None
+    return [np.asarray(jax.make_array_from_single_device_arrays(r.shape, GSPMDSharding(chosen, s), shards))
+            for r, s, shards in zip(program.results, executable.get_output_shardings(), outs)]
+
+
+def _mesh_compiled(program: "Program", devices: int):
+    """(executable, devices) of a program over a mesh, compiled once per text and mesh size."""
     import numpy as np
     from jax._src import compiler, xla_bridge
     from jax._src.interpreters import mlir
     from jax._src.lib import xla_client as xc
-    from jax._src.sharding_impls import GSPMDSharding
 
+    key = f"{devices}:" + hashlib.sha256(program.text.encode("utf-8")).hexdigest()
+    with _COMPILED_LOCK:
+        if key in _COMPILED:
+            return _COMPILED[key]
     backend = xla_bridge.get_backend("cpu")
     if len(backend.devices()) < devices:
         raise ProgramError(NO_DEVICES, devices=devices)
@@ -414,14 +435,14 @@ def _run_on_mesh(program: "Program", arrays: list, devices: int) -> list:
             device_assignment=np.array(backend.devices()[:devices]).reshape(1, devices))
         options.executable_build_options.use_shardy_partitioner = True
         executable = backend.compile_and_load(bytecode, chosen, options)
-        placed = [jax.device_put(a, GSPMDSharding(chosen, s))
-                  for a, s in zip(arrays, executable.get_parameter_shardings())]
-        outs = executable.execute_sharded(placed).disassemble_into_single_device_arrays()
     except Exception as e:  # noqa: BLE001 - XLA raises its own types
         detail = str(e).strip().splitlines()
         raise ProgramError(XLA_CANNOT_RUN, devices=devices, detail=detail[0][:200] if detail else type(e).__name__) from None
-    return [np.asarray(jax.make_array_from_single_device_arrays(r.shape, GSPMDSharding(chosen, s), shards))
-            for r, s, shards in zip(program.results, executable.get_output_shardings(), outs)]
+    with _COMPILED_LOCK:
+        if len(_COMPILED) > 256:
+            _COMPILED.clear()
+        _COMPILED[key] = (executable, chosen)
+    return executable, chosen
 
 
 # Where a value lives, never what it is: what `single_device` drops.
