@@ -6,7 +6,8 @@ as the learner's file:
 - warm: in one long-lived `CheckSession`, as `jaxlings watch` and the app use
   it (its warm child ready before each check, and the check it ran ahead over,
   as they are while the learner edits; `--no-ahead` runs nothing ahead),
-  `--rounds` times per exercise, the exercise opened first as the app does;
+  `--rounds` times per exercise, the exercise opened first on its starter as the
+  app does (the first check is run ahead on the starter, then the solution is saved);
 - one-off: a fresh `python -m course check NAME --json` process, as a single
   `jaxlings check` pays, for a sample of exercises: through the workspace's
   check server (the default; the first of them starts it), and with the
@@ -91,12 +92,20 @@ def make_workspace(root: Path, exercises, where: Path) -> Path:
 def warm_times(exercises, workspace: Path, rounds: int, ahead: bool = True) -> dict[str, list[float]]:
     os.environ["JAXLINGS_WORKSPACE"] = str(workspace)
     from course.engine.runner import CheckSession, workspace_compile_cache
+    from course.workspace import pristine_starter
 
     times: dict[str, list[float]] = {ex.name: [] for ex in exercises}
     failures = []
     with CheckSession(compile_cache=workspace_compile_cache(), run_ahead=ahead) as session:
         for ex in exercises:
-            session.prepare(ex)  # the app opens the exercise before the learner checks it
+            # The app opens the exercise on its starter and runs its first check ahead on that;
+            # the learner then writes the solution, and saves.
+            mine = workspace / "exercises" / ex.file
+            solution = mine.read_bytes()
+            mine.write_text(pristine_starter(ex, "en"), encoding="utf-8")
+            session.prepare(ex, mine)
+            session.wait_warm()
+            mine.write_bytes(solution)
             for _ in range(rounds):
                 session.wait_warm()
                 t0 = time.perf_counter()
