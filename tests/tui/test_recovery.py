@@ -134,7 +134,7 @@ async def test_the_next_start_offers_the_recovered_edits(workspace, answer):
         assert "+    return x * alpha  # mine" in shown
         assert app.focused.id == "recover-later"
         # Typing meant for the editor answers nothing.
-        await pilot.press(*"yes", "enter", "tab", "enter", "space")
+        await pilot.press(*"yes no")
         assert app.screen is dialog
         if answer == "escape":
             await pilot.press("escape")
