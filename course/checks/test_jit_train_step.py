@@ -49,7 +49,6 @@ CPU_PER_BATCH_S = 0.002
 
 def probe_epochs(module, d_in, hidden, seed, batch_size, epochs):
     """The first epoch, on a model and an optimizer kept in this process for `probe_later_epochs`."""
-    import gc
     import sys
     import types
 
@@ -75,8 +74,6 @@ def probe_epochs(module, d_in, hidden, seed, batch_size, epochs):
     losses = module.train_epoch(model, optimizer, x, y, batch_size)
     kept = sys.modules.setdefault("jaxlings_epochs", types.ModuleType("jaxlings_epochs"))
     kept.run = (model, optimizer, traced, len(traced))
-    # Garbage left by the first epoch is collected now, outside the later epochs' measured time.
-    gc.collect()
     return {"losses": [losses], "traces": [list(traced)]}
 
 
@@ -213,7 +210,7 @@ def probe_lowered_step(module, d_in, hidden, seed, batch_size):
 def _setup(rng):
     d_in, hidden, batch_size, n = SIZES[int(rng.integers(len(SIZES)))]
     epochs = []
-    for _ in range(1 + LATER_EPOCHS):
+    for __ in range(1 + LATER_EPOCHS):
         x = rng.standard_normal((n, d_in)).astype(np.float32)
         y = rng.integers(0, 2, size=n).astype(np.float32)
         epochs.append([x, y])

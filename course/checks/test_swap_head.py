@@ -335,12 +335,27 @@ def _train_call(where, batch, d):
         where=where, batch=batch, d=d)
 
 
+_READ: dict = {}
+
+
+def _train_program(got, call):
+    """The step's program, read once for the two tests that judge it (each reading is a request to the
+    evaluator); kept by its text, the last one only."""
+    text = got.get("train")
+    if not isinstance(text, str) or text not in _READ:
+        program = read_program(text, what=call)
+        _READ.clear()
+        _READ[text] = program
+        return program
+    return _READ[text]
+
+
 def test_the_step_is_not_compiled_anew_every_call(run):
     got, (d, h, n_old, n_new, batch), where = run
     if "train_error" in got:
         return  # named by the next test, which says why the step could not be lowered
     call = _train_call(where, batch, d)
-    program = read_program(got.get("train"), what=call)
+    program = _train_program(got, call)
     # nnx.jit compiles a step again when the state it is handed differs from the one it was
     # compiled for: a step whose program hands back another state than it takes is compiled anew
     # on every call. Read off the program's signature, not from anything the child counted.
@@ -388,7 +403,7 @@ def test_only_the_new_head_trains(run, rng):
         # Diagnosis only: these paths are the child's word, and the verdict (a fail) does not rest on them.
         fail(_("{call}: the step could not be lowered: {error}.{hint}").format(
             call=call, error=str(got['train_error'])[:300], hint=hint))
-    program = read_program(got.get("train"), what=call)
+    program = _train_program(got, call)
     roles = _train_roles(got, program, call)
     for value, role in zip(program.args, roles):
         if role[0] in ("mu", "nu") and role[2] == "kernel" and value.shape != (h, n_new):
