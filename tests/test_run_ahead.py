@@ -82,3 +82,52 @@ def test_the_grader_and_one_off_checks_never_run_ahead(course):
     with CheckSession(compile_cache=None) as session:
         assert session.ahead is None
         session.prepare(exercise, learner)  # does nothing
+
+
+def test_no_cache_a_learner_can_read_holds_what_the_reference_compiled(tmp_path, monkeypatch):
+    """Checks, and the checks run ahead, leave compiled programs in two caches: the learner's (written
+    by learner children) and the trusted one (this process and the reference's children). A program
+    that only the reference compiles is in the trusted one and never in the learner's; another
+    learner's workspace has a learner cache of its own."""
+    from course.engine.isolation import for_checks
+    from course.engine.runner import workspace_compile_cache
+
+    if not for_checks().sandboxed:
+        pytest.skip("no sandbox here: the trusted cache is not used where learner children could write it")
+    monkeypatch.delenv("JAXLINGS_SEED", raising=False)
+    root = tmp_path / "course"
+    shutil.copytree(FIXTURE, root)
+    (root / "solutions" / "01_basics" / "scale.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n"
+        "def reference_only_program(x, alpha):\n    return jnp.asarray(x) * alpha + 1\n\n\n"
+        "def scale(x, alpha):\n    return jax.jit(reference_only_program)(x, alpha)\n")
+    exercise = load_catalog(root).exercise("fx_scale")
+    caches = []
+    for name in ("ann", "bob"):
+        learner = tmp_path / name / "scale.py"
+        learner.parent.mkdir()
+        learner.write_text("import jax\nimport jax.numpy as jnp\n\n\n"
+                           f"def {name}_program(x, alpha):\n    return jnp.asarray(x) * alpha + 1\n\n\n"
+                           f"def scale(x, alpha):\n    return jax.jit({name}_program)(x, alpha)\n")
+        (tmp_path / name / ".jaxlings").mkdir()
+        cache = workspace_compile_cache(tmp_path / name / ".jaxlings")
+        with CheckSession(compile_cache=cache, run_ahead=True) as session:
+            assert session.compile_cache.trusted is not None
+            assert session.run(exercise, learner_file=learner).passed
+            session.wait_warm()  # the run ahead too
+            assert session.run(exercise, learner_file=learner).passed
+        caches.append(cache)
+
+    def names(folder):
+        return {p.name for p in folder.rglob("*") if p.is_file()}
+
+    ann, bob = caches
+    assert any(n.startswith("jit_reference_only_program") for n in names(ann.trusted))  # the test can see it
+    for name, other, cache in (("ann", "bob", ann), ("bob", "ann", bob)):
+        learner_names = names(cache.learner)
+        assert any(n.startswith(f"jit_{name}_program") for n in learner_names)  # the learner's own programs
+        assert not any(n.startswith("jit_reference_only_program") for n in learner_names)
+        assert not any(n.startswith(f"jit_{other}_program") for n in learner_names)
+    assert ann.learner != bob.learner
+    for cache in caches:
+        shutil.rmtree(cache.learner, ignore_errors=True)
