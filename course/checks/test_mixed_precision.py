@@ -93,6 +93,19 @@ def _shape_of(mlir_type: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts if p.isdigit())
 
 
+def _contracted(operands: list[str], results: list[str]) -> int | None:
+    """The size a matrix product sums over, from its types alone: for (m, k) by (k, n) to (m, n),
+    in any layout, k * k = |lhs| * |rhs| / |result|. None where that is not a square (a product
+    with batch dimensions, or not two operands and one result)."""
+    if len(operands) != 2 or len(results) != 1:
+        return None
+    sizes = [int(np.prod(_shape_of(t))) for t in (*operands, *results)]
+    if sizes[2] == 0 or sizes[0] * sizes[1] % sizes[2]:
+        return None
+    k = int(round(np.sqrt(sizes[0] * sizes[1] // sizes[2])))
+    return k if k * k == sizes[0] * sizes[1] // sizes[2] else None
+
+
 def _ops_with_types(text: str, names: set[str]) -> list[tuple[str, list[str], list[str]]]:
     """(op name, operand types, result types) of every op named in `names`, in every function,
     read through MLIR's parser and verifier in the evaluator (no string in the text can pass
@@ -147,13 +160,25 @@ def test_dtypes_of_the_lowered_step(learner, rng, seed):
     if len(dots) < 4:
         fail(_("{call}: the program has {n} matrix products; a train step through two nnx.Linear layers "
                "has two forward and more backward. Compile the whole step.").format(call=call, n=len(dots)))
-    wide = sorted({"x".join(_dtype_of(t) for t in operands) for _, operands, _ in dots
+    # The forward pass's products are the ones the statement asks in bfloat16; the backward pass's
+    # follow from them (float32 where a forward product returns float32 through
+    # preferred_element_type, since their cotangents are then float32).
+    forward = [operands for __, operands, results in dots if _contracted(operands, results) in (d_in, hidden)]
+    if len(forward) < 2:
+        fail(_("{call}: {n} of its {total} matrix products belong to the forward pass (x by hidden.kernel, "
+               "summing over d_in = {d_in}, and the hidden activations by out.kernel, summing over hidden = "
+               "{hidden}). Compute each layer as a matrix product on bfloat16 operands: "
+               "nnx.Linear(..., dtype=jnp.bfloat16, param_dtype=jnp.float32).").format(
+            call=call, n=len(forward), total=len(dots), d_in=d_in, hidden=hidden))
+    wide = sorted({"x".join(_dtype_of(t) for t in operands) for operands in forward
                    if any(_dtype_of(t) != "bf16" for t in operands)})
     if wide:
-        fail(_("{call}: {wide} of its "
-               "{n} matrix products run on {dtypes} operands, not bfloat16. Compute in bfloat16: "
-               "nnx.Linear(..., dtype=jnp.bfloat16, param_dtype=jnp.float32).").format(
-            call=call, wide=sum(1 for __, o, __ in dots if any(_dtype_of(t) != 'bf16' for t in o)), n=len(dots),
+        fail(_("{call}: {wide} of the {n} matrix products of the forward pass run on {dtypes} operands, not "
+               "bfloat16. Give each layer's product bfloat16 operands: nnx.Linear(..., dtype=jnp.bfloat16, "
+               "param_dtype=jnp.float32), or both operands cast with .astype(jnp.bfloat16) (with "
+               "preferred_element_type=jnp.float32 the result may stay float32). The backward pass's products "
+               "follow from these, in bfloat16 or float32.").format(
+            call=call, wide=sum(1 for o in forward if any(_dtype_of(t) != 'bf16' for t in o)), n=len(forward),
             dtypes=', '.join(wide)))
     for __, __, results in reduces:
         for t in results:

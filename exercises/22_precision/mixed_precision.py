@@ -8,8 +8,10 @@ updates, with its moments in float32 too), and compute the loss in float32.
 1. `MLP(d_in, hidden, d_out, *, rngs)`, an `nnx.Module` with two layers named
    `hidden` (`nnx.Linear(d_in, hidden)`) and `out` (`nnx.Linear(hidden, d_out)`)
    and a ReLU between them. Both layers compute in bfloat16 and keep their
-   parameters in float32. `model(x)` takes float32 `(batch, d_in)` and returns
-   the logits `(batch, d_out)` (bfloat16 is fine).
+   parameters in float32: each layer's matrix product takes bfloat16 operands
+   (one written by hand may return float32, with `preferred_element_type=jnp.float32`).
+   `model(x)` takes float32 `(batch, d_in)` and returns the logits
+   `(batch, d_out)` (bfloat16 is fine).
 
 2. `loss_fn(model, x, y) -> jax.Array`: the mean softmax cross-entropy of the
    logits against the integer labels `y` (int32 `(batch,)`), computed in float32:
@@ -21,12 +23,13 @@ updates, with its moments in float32 too), and compute the loss in float32.
    wrt=nnx.Param)` that the check builds.
 
 What the checks do: lower your `train_step` for one batch shape and read the
-program's dtypes (every matrix product in bfloat16; parameters and Adam's state
-float32 on the way in and out; the loss, and the reductions that compute it, in
-float32); then run that program here, on parameters, optimizer state and batches
-drawn here, for a few steps, and compare the loss and the parameters with a
-float32 reference computed in NumPy, within a tolerance derived from bfloat16's
-precision.
+program's dtypes (the forward pass's matrix products on bfloat16 operands, while
+the backward pass's may run in float32, as they do after a float32
+`preferred_element_type`; parameters and Adam's state float32 on the way in and
+out; the loss, and the reductions that compute it, in float32); then run that
+program here, on parameters, optimizer state and batches drawn here, for a few
+steps, and compare the loss and the parameters with a float32 reference computed
+in NumPy, within a tolerance derived from bfloat16's precision.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ bfloat16 で計算し、パラメータは float32 で保存し (Optax が更新
 1. `MLP(d_in, hidden, d_out, *, rngs)`: `hidden` (`nnx.Linear(d_in, hidden)`) と
    `out` (`nnx.Linear(hidden, d_out)`) という名前の 2 つの層と、その間の ReLU を持つ
    `nnx.Module`。どちらの層も bfloat16 で計算し、パラメータは float32 で持ちます。
+   各層の行列積は bfloat16 のオペランドをとります (手で書いた積なら
+   `preferred_element_type=jnp.float32` で float32 の結果を返してもかまいません)。
    `model(x)` は float32 の `(batch, d_in)` を受け取り、ロジット `(batch, d_out)` を
    返します (bfloat16 でかまいません)。
 
@@ -19,11 +21,12 @@ bfloat16 で計算し、パラメータは float32 で保存し (Optax が更新
    返します。オプティマイザーはチェックが作る `nnx.Optimizer(model, optax.adam(lr),
    wrt=nnx.Param)` です。
 
-チェックの内容: あなたの `train_step` を 1 つのバッチ形状で lower し、プログラムの dtype を
-読みます (行列積はすべて bfloat16。パラメータと Adam の状態は入口でも出口でも float32。損失と、
-それを計算する縮約は float32)。次に、そのプログラムをこちら側で、こちらで引いたパラメータ、
-オプティマイザーの状態、バッチに対して数ステップ実行し、損失とパラメータを NumPy で計算した
-float32 の参照と、bfloat16 の精度から導いた許容誤差の範囲で比較します。
+チェックの内容: `train_step` を 1 つのバッチ形状で lower し、プログラムの dtype を読みます
+(順伝播の行列積は bfloat16 のオペランド。逆伝播の行列積は float32 で計算されてもよく、float32 の
+`preferred_element_type` のあとではそうなります。パラメータと Adam の状態は入口でも出口でも
+float32。損失と、それを計算する縮約は float32)。次に、そのプログラムをこちら側で、こちらで
+引いたパラメータ、オプティマイザーの状態、バッチに対して数ステップ実行し、損失とパラメータを
+NumPy で計算した float32 の参照と、bfloat16 の精度から導いた許容誤差の範囲で比較します。
 """
 
 from __future__ import annotations
