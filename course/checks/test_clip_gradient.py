@@ -35,6 +35,8 @@ def probe_clip(module, x, w, a, limit):
 
 def _inputs(rng):
     shape = tuple(int(s) for s in rng.integers(2, 7, size=int(rng.integers(1, 3))))
+    if np.prod(shape) < 4:  # room for the four entries _discriminating sets
+        shape = (int(rng.integers(4, 7)),)
     x = rng.standard_normal(shape).astype(np.float32)
     w = (rng.standard_normal(shape) * 3).astype(np.float32)  # many entries beyond the limit
     limit = float(rng.uniform(0.3, 1.5))
@@ -45,17 +47,24 @@ def _inputs(rng):
 
 
 def _discriminating(rng, x, w, limit):
-    """Make every draw tell clipping from its look-alikes, whatever the other entries are.
+    """Make every draw tell clipping from its look-alikes, whatever the other entries are: a
+    gradient beyond each end of [-limit, limit] and one within it on each side of 0, so that
+    clipping from one side only (jnp.minimum(g, limit)) or to [0, limit] shows on every draw.
 
     Entry 0: |x| beyond the limit and |w| at least 3, so the gradient of sum(w * clip_gradient(x))
     is clipped there, and so is that of sum(w * clip_gradient(a * x) ** 2) (|2 w a x| >= 2.4 > 1.5).
     Entry 1: |w| a tenth of the limit and |x| at most 1, so no gradient through it is clipped.
+    Entries 2 and 3: entries 0 and 1 with w's sign turned, and so both gradients' signs.
     """
     sign = rng.choice([-1.0, 1.0], size=4)
     x.flat[0] = sign[0] * (limit + rng.uniform(0.5, 1.5))
     w.flat[0] = sign[1] * rng.uniform(3.0, 6.0)
     x.flat[1] = sign[2] * rng.uniform(0.2, 1.0)
     w.flat[1] = sign[3] * 0.1 * limit
+    x.flat[2] = sign[0] * (limit + rng.uniform(0.5, 1.5))
+    w.flat[2] = -sign[1] * rng.uniform(3.0, 6.0)
+    x.flat[3] = sign[2] * rng.uniform(0.2, 1.0)
+    w.flat[3] = -sign[3] * 0.1 * limit
 
 
 def _both(learner, reference, rng):

@@ -58,10 +58,29 @@ def probe_clip(module, tree, max_norm):
     return {"out": out, "input_after": tree}
 
 
+def _tree_of_norm(rng, norm):
+    """A random tree rescaled to global norm `norm`."""
+    tree = _random_tree(rng, 1.0)
+    factor = norm / _norm(tree)
+    return {"encoder": {k: (v * factor).astype(np.float32) for k, v in tree["encoder"].items()},
+            "blocks": [(v * factor).astype(np.float32) for v in tree["blocks"]],
+            "head": (tree["head"] * factor).astype(np.float32)}
+
+
+# Each clipping test draws its norms on both sides of 1, and its max_norm between the norm and its
+# square, so that a decision taken on the sum of squares (the root forgotten) goes the wrong way:
+# above max_norm at a norm of 0.2 to 0.6 (the square is under max_norm), below it at a norm of 4 to
+# 8 (the square is over max_norm); and beyond both, a norm far above max_norm (the scale's value).
 def test_clip_above_max_norm_rescales(learner, reference, rng):
     tree = _random_tree(rng, 5.0)
     norm = _norm(tree)  # computed here: max_norm is the check's own choice
-    max_norm = float(rng.uniform(0.1, 0.5)) * norm
+    _judge_clip_above(learner, reference, tree, norm, float(rng.uniform(0.1, 0.5)) * norm)
+    small = float(rng.uniform(0.2, 0.6))
+    tree = _tree_of_norm(rng, small)
+    _judge_clip_above(learner, reference, tree, _norm(tree), small * float(rng.uniform(0.65, 0.9)))
+
+
+def _judge_clip_above(learner, reference, tree, norm, max_norm):
     got, want = side_by_side(learner, reference).probe(probe_clip, tree, max_norm)
     call = f"clip_by_global_norm(tree, max_norm={max_norm:.4g})"
     after = got["input_after"]
@@ -77,14 +96,15 @@ def test_clip_above_max_norm_rescales(learner, reference, rng):
 
 
 def test_clip_below_max_norm_is_identity(learner, reference, rng):
-    tree = _random_tree(rng, 0.2)
-    norm = _norm(tree)  # computed here: max_norm is the check's own choice
-    max_norm = norm * float(rng.uniform(1.5, 4.0))
-    got, want = side_by_side(learner, reference).call("clip_by_global_norm", tree, max_norm)
-    assert_tree_close(got, want, what=_("clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
-                                        "norm {norm:.4g}: below max_norm, the tree comes back unchanged").format(
-                          max_norm=max_norm, norm=norm),
-                      rtol=1e-6, atol=1e-7)
+    for case in ("small", "large"):
+        tree = _random_tree(rng, 0.2) if case == "small" else _tree_of_norm(rng, float(rng.uniform(4.0, 8.0)))
+        norm = _norm(tree)  # computed here: max_norm is the check's own choice
+        max_norm = norm * float(rng.uniform(1.5, 4.0))
+        got, want = side_by_side(learner, reference).call("clip_by_global_norm", tree, max_norm)
+        assert_tree_close(got, want, what=_("clip_by_global_norm(tree, max_norm={max_norm:.4g}) for a tree of global "
+                                            "norm {norm:.4g}: below max_norm, the tree comes back unchanged").format(
+                              max_norm=max_norm, norm=norm),
+                          rtol=1e-6, atol=1e-7)
 
 
 def probe_on_model_gradients(module, d_in, hidden, seed, max_norm):

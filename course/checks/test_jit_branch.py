@@ -74,11 +74,16 @@ def test_clip_by_norm_on_both_sides_of_the_threshold(learner, rng):
 
 def _clip_both_sides(learner, rng, shape):
     program = learner.probe(probe_lower, "clip_by_norm", [list(shape), []])
-    for _draw in range(2):
+    for draw in range(2):
         g = rng.standard_normal(shape).astype(np.float32)
+        if draw == 1:
+            # A norm under 1 (0.2 to 0.6) and, above the threshold, a max_norm between the norm's
+            # square and the norm: a test of sum(g * g) > max_norm (the square of max_norm forgotten)
+            # leaves this g unclipped. The first draw's norms, over 1, show the other side.
+            g = (g * (rng.uniform(0.2, 0.6) / np.linalg.norm(g))).astype(np.float32)
         norm = float(np.linalg.norm(g))
-        for max_norm, above in ((norm * float(rng.uniform(0.2, 0.8)), True),
-                                (norm * float(rng.uniform(1.2, 3.0)), False)):
+        above = norm * float(rng.uniform(0.65, 0.9) if draw == 1 else rng.uniform(0.2, 0.8))
+        for max_norm, above in ((above, True), (norm * float(rng.uniform(1.2, 3.0)), False)):
             max_norm = np.float32(max_norm)
             if above:
                 call = _("jax.jit(clip_by_norm)(g, {max_norm:.4g}) with g of shape {shape} and norm {norm:.4g} "
@@ -162,10 +167,15 @@ def _huber(learner, rng, shape):
     for _draw in range(2):
         pred = (rng.standard_normal(shape) * 2).astype(np.float32)
         target = (rng.standard_normal(shape) * 2).astype(np.float32)
-        delta = np.float32(rng.uniform(0.3, 2.0))
-        # Residuals on both sides of delta in every draw: one inside, one beyond, the rest at random.
+        # delta away from 1, so that a threshold of 1 (torch's default delta) or a test of r**2 <= delta
+        # (the square of delta forgotten) puts a residual between delta and sqrt(delta) on the wrong side.
+        delta = np.float32(rng.uniform(0.3, 0.75) if rng.random() < 0.5 else rng.uniform(1.35, 2.0))
+        # Residuals on both sides of delta in every draw: one inside, one beyond, one between delta and
+        # sqrt(delta) (beyond delta when delta < 1, inside it otherwise), the rest at random.
         target.flat[0] = pred.flat[0] + np.float32(rng.uniform(-0.9, 0.9) * delta)
         target.flat[-1] = pred.flat[-1] + np.float32(rng.choice([-1.0, 1.0]) * rng.uniform(1.5, 3.0) * delta)
+        between = delta + rng.uniform(0.3, 0.7) * (np.sqrt(delta) - delta)
+        target.flat[1] = pred.flat[1] + np.float32(rng.choice([-1.0, 1.0]) * between)
         call = _("jax.jit(huber_loss)(pred, target, {delta:.3g}) for shape {shape}").format(delta=delta, shape=shape)
         got = _run(program, [pred, target, delta], call)
         want = F.huber_loss(torch.from_numpy(pred), torch.from_numpy(target), delta=float(delta)).numpy()

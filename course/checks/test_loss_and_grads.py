@@ -59,34 +59,62 @@ def probe_loss_and_grads(module, params, x, y, which):
 
 def _case(rng, sizes=None):
     d_in, hidden, batch = sizes or SIZES[int(rng.integers(2))]
-    params = {
-        "linear1": {"kernel": (rng.standard_normal((d_in, hidden)) / np.sqrt(d_in)).astype(np.float32),
-                    "bias": (0.1 * rng.standard_normal(hidden)).astype(np.float32)},
-        "linear2": {"kernel": (rng.standard_normal((hidden, 1)) / np.sqrt(hidden)).astype(np.float32),
-                    "bias": (0.1 * rng.standard_normal(1)).astype(np.float32)},
-    }
-    # No hidden unit within 1e-3 of ReLU's kink, and no logit within 1e-3 of 0, where float32 and
-    # the float64 expected values could take different sides (a gradient or a prediction flips).
+    # Redrawn (the parameters, x, the output layer, the labels) until every condition of _draw_batch
+    # holds; on the tiny model a draw can leave most rows with no active unit, all on one logit.
     for _ in range(100):
-        x = rng.standard_normal((batch, d_in)).astype(np.float32)
-        pre = x.astype(np.float64) @ params["linear1"]["kernel"] + params["linear1"]["bias"]
-        if np.min(np.abs(pre)) > 1e-3:
-            break
-    # Centre the logits so that about half are positive: the accuracy then tells thresholds apart.
-    z = np.maximum(pre, 0) @ params["linear2"]["kernel"]
-    for _ in range(100):
-        params["linear2"]["bias"] = (-np.median(z) + 0.01 * rng.standard_normal(1)).astype(np.float32)
-        if np.min(np.abs(z + params["linear2"]["bias"])) > 1e-3:
-            break
-    positive = (z[:, 0] + params["linear2"]["bias"][0]) > 0
-    # Labels whose accuracy differs from what a constant prediction scores (a threshold that is
-    # always or never met, e.g. sigmoid(z) > 0): such a mistake must not pass by luck.
-    for _ in range(100):
+        params = {
+            "linear1": {"kernel": (rng.standard_normal((d_in, hidden)) / np.sqrt(d_in)).astype(np.float32),
+                        "bias": (0.1 * rng.standard_normal(hidden)).astype(np.float32)},
+            "linear2": {"kernel": (rng.standard_normal((hidden, 1)) / np.sqrt(hidden)).astype(np.float32),
+                        "bias": np.zeros(1, np.float32)},  # set by _draw_batch
+        }
+        for _ in range(10):
+            x, y = _draw_batch(rng, params, batch)
+            if y is not None:
+                return params, x, y
+    raise RuntimeError(f"no draw for sizes {(d_in, hidden, batch)} tells the accuracy's thresholds apart")
+
+
+def _draw_batch(rng, params, batch):
+    """x and y for `params` (whose output layer it sets), or (x, None) where this x cannot serve."""
+    # No hidden unit within 1e-3 of ReLU's kink, and no logit within 1e-3 of 0 or 0.5, where float32
+    # and the float64 expected values could take different sides (a gradient or a prediction flips).
+    x = rng.standard_normal((batch, params["linear1"]["kernel"].shape[0])).astype(np.float32)
+    pre = x.astype(np.float64) @ params["linear1"]["kernel"] + params["linear1"]["bias"]
+    if np.min(np.abs(pre)) <= 1e-3:
+        return x, None
+    # The logits straddle both thresholds a learner may pick: spread like a trained model's (a
+    # standard deviation of 1 to 2, not the few tenths of a fresh one, where half the batch can sit
+    # inside (0, 0.5)), with the row just above the median at a logit in (0.05, 0.45), so that
+    # `logit > 0` and `logit > 0.5` (a probability's threshold put on logits) disagree there, and
+    # about half the logits positive.
+    h = np.maximum(pre, 0)
+    kernel = params["linear2"]["kernel"]
+    spread = float(np.std(h @ kernel))
+    if spread > 0:
+        kernel = (kernel * rng.uniform(1, 2) / spread).astype(np.float32)
+    z = (h @ kernel)[:, 0]
+    bias = np.array([rng.uniform(0.05, 0.45) - np.sort(z)[len(z) // 2]], np.float32)
+    logits = z + bias[0]
+    if np.min(np.abs(logits)) <= 1e-3 or np.min(np.abs(logits - 0.5)) <= 1e-3:
+        return x, None
+    params["linear2"]["kernel"], params["linear2"]["bias"] = kernel, bias
+    # Labels under which every plausible wrong rule scores another accuracy than `logit > 0`: a
+    # threshold of 0.5 on the logits, the comparison turned around (`logit < 0`: 1 - accuracy), a
+    # threshold that is always or never met (sigmoid(z) > 0, a constant prediction), and the
+    # predictions' mean, never compared with the labels.
+    for _ in range(200):
         y = rng.integers(0, 2, size=batch).astype(np.float32)
-        accuracy = np.mean(positive == (y == 1))
-        if batch < 2 or not np.isclose(accuracy, y.mean()) and not np.isclose(accuracy, 1 - y.mean()):
-            break
-    return params, x, y
+        accuracy = np.mean((logits > 0) == (y == 1))
+        if all(not np.isclose(accuracy, wrong) for wrong in _wrong_accuracies(logits, y).values()):
+            return x, y
+    return x, None
+
+
+def _wrong_accuracies(z, y):
+    """What the plausible wrong thresholds score on logits z and labels y."""
+    return {"half": np.mean((z > 0.5) == (y == 1)), "flipped": np.mean((z < 0) == (y == 1)),
+            "always": np.mean(y == 1), "never": np.mean(y == 0), "unlabelled": np.mean(z > 0)}
 
 
 def _expected(params, x, y):
@@ -131,9 +159,36 @@ def _judge_loss(got, params, x, y, where):
                    "{want:.6g}.").format(where=where, got=float(g), want=float(loss)))
     assert_close(g, loss, what=_("{where}[0], the mean binary cross-entropy").format(where=where),
                  rtol=1e-4, atol=1e-6, dtype=np.float32)
+    _name_wrong_threshold(got["accuracy"], accuracy, z, y, where)
     assert_close(got["accuracy"], accuracy, what=_("{where}[1], the accuracy (the fraction of rows where "
                                                    "logit > 0 agrees with y == 1)").format(where=where),
                  rtol=1e-5, atol=1e-6, dtype=np.float32)
+
+
+def _name_wrong_threshold(got, want, z, y, where):
+    """An accuracy that one plausible wrong threshold, and no other, scores: say which."""
+    if not isinstance(got, (np.ndarray, np.generic, float)) or np.shape(got) != () or not np.isfinite(got):
+        return
+    if np.isclose(float(got), want, rtol=1e-5, atol=1e-6):
+        return
+    named = [rule for rule, score in _wrong_accuracies(z, y).items()
+             if np.isclose(float(got), score, rtol=1e-5, atol=1e-6)]
+    if len(named) != 1:
+        return
+    words = {
+        "half": _("{where}[1]: the accuracy is {got:.4g}, what `logit > 0.5` scores. 0.5 is a probability's "
+                  "threshold; on logits it is 0 (sigmoid(logit) > 0.5 exactly where logit > 0). Expected {want:.4g}."),
+        "flipped": _("{where}[1]: the accuracy is {got:.4g}, what `logit < 0` scores: the predictions are turned "
+                     "around. A row is predicted 1 where logit > 0. Expected {want:.4g}."),
+        "always": _("{where}[1]: the accuracy is {got:.4g}, what predicting 1 for every row scores: the threshold "
+                    "is always met (sigmoid(logit) > 0 always holds). Predict 1 where logit > 0. Expected {want:.4g}."),
+        "never": _("{where}[1]: the accuracy is {got:.4g}, what predicting 0 for every row scores: the threshold "
+                   "is never met. Predict 1 where logit > 0. Expected {want:.4g}."),
+        "unlabelled": _("{where}[1]: the accuracy is {got:.4g}, the fraction of rows where logit > 0: the "
+                        "predictions are not compared with the labels. Count the rows where (logit > 0) equals "
+                        "(y == 1). Expected {want:.4g}."),
+    }
+    fail(words[named[0]].format(where=where, got=float(got), want=float(want)))
 
 
 def test_loss_fn(learner, rng):

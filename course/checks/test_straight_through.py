@@ -35,9 +35,18 @@ def probe_ste(module, x, w):
 
 def _inputs(rng):
     shape = tuple(int(s) for s in rng.integers(2, 7, size=int(rng.integers(1, 3))))
+    if np.prod(shape) < 4:  # room for the four entries set below
+        shape = (int(rng.integers(4, 7)),)
     x = (rng.standard_normal(shape) * 3).astype(np.float32)
     # Keep clear of .5 ties, where "round half to even" and other rounding rules differ.
     x = np.where(np.abs(x - np.round(x)) > 0.45, x + 0.1, x).astype(np.float32)
+    # Four entries on both sides of each other rounding's threshold: a fraction over .5 and one under
+    # it, each on a positive and a negative number. Rounding down, up or toward zero (jnp.floor,
+    # jnp.ceil, jnp.trunc, astype(int)) moves at least one of them; random entries miss on some draws.
+    if x.size >= 4:
+        ints = rng.integers(0, 4, size=4)
+        fracs = np.concatenate([rng.uniform(0.55, 0.95, 2), rng.uniform(0.05, 0.45, 2)])
+        x.flat[:4] = (np.array([1, -1, 1, -1]) * (ints + fracs)).astype(np.float32)
     w = rng.standard_normal(shape).astype(np.float32)
     return x, w
 

@@ -117,15 +117,19 @@ def _evaluate_model_params(seed):
 
 def _telling_rows(rng, n, seed, tries=1000):
     """Rows and labels on which the accuracy differs from its look-alikes: logits thresholded
-    at 0.5 (a probability's threshold), and an unsqueezed (n, 1) prediction broadcast against
-    the (n,) labels. Labels drawn blind to the logits let either pass on some draws."""
+    at 0.5 (a probability's threshold), an unsqueezed (n, 1) prediction broadcast against the
+    (n,) labels, the comparison turned around (logit < 0), a threshold always or never met
+    (sigmoid(logit) > 0), and the predictions' mean, never compared with the labels. Labels
+    drawn blind to the logits let each pass on some draws."""
     params = _evaluate_model_params(seed)
     for _try in range(tries):
         x = rng.standard_normal((n, 9)).astype(np.float32)
         y = rng.integers(0, 2, size=n).astype(np.float32)
         logits = _forward(params, x)
         right = np.mean((logits > 0) == (y > 0.5))
-        if right != np.mean((logits > 0.5) == (y > 0.5)) and right != np.mean((logits[:, None] > 0) == (y > 0.5)):
+        wrong = (np.mean((logits > 0.5) == (y > 0.5)), np.mean((logits[:, None] > 0) == (y > 0.5)),
+                 np.mean((logits < 0) == (y > 0.5)), np.mean(y > 0.5), np.mean(y < 0.5), np.mean(logits > 0))
+        if right not in wrong:
             break
     return x, y
 
