@@ -47,7 +47,7 @@ def test_check_fail_then_pass_then_list_and_solution(course, capsys):
     assert set(data) >= {"exercise", "passed", "cause", "message", "checks", "duration", "seed"}
     assert data["passed"] is False and data["cause"] == "exception" and data["seed"] == 7
     assert {c["name"] for c in data["checks"]} == {"test_scale_matches", "test_scale_under_jit"}
-    assert all(set(c) == {"name", "outcome", "cause", "message", "duration"} for c in data["checks"])
+    assert all(set(c) == {"name", "outcome", "cause", "message", "duration", "file", "line"} for c in data["checks"])
 
     assert main(["solution", "fx_scale"]) == 1  # not before a pass
     assert "opens after your code passes" in capsys.readouterr().err
@@ -500,3 +500,25 @@ def test_the_check_box_keeps_links_whole_and_wrapped_lines_indented():
     # The message is indented under its check; its continued rows are indented further, not at column 0.
     assert rows[first].startswith("   jax.errors") and rows[first + 1].startswith("     ")
     assert all(len(row) <= 80 for row in out.splitlines() if row[:1] in "│╭╰")
+
+
+def test_a_failed_check_names_the_same_file_and_line_in_every_language(course, capsys, monkeypatch):
+    """The place of a failure is a field of the result (for editors, scripts and the app's go-to-line),
+    not words of the message: English and Japanese give the same one."""
+    from course import i18n
+
+    places, messages = {}, {}
+    try:
+        for lang in ("en", "ja"):
+            monkeypatch.setenv("JAXLINGS_LANG", lang)
+            code, data = run_json(capsys, "check", "fx_scale", "--seed", "7")
+            assert code == 1 and data["cause"] == "exception"
+            failed = [(c["file"], c["line"]) for c in data["checks"] if c["outcome"] != "passed"]
+            places[lang] = (data["file"], data["line"], failed)
+            messages[lang] = data["message"]
+    finally:
+        i18n.set_language(i18n.DEFAULT)
+    # The starter's `raise NotImplementedError(...)` is line 6 of 01_basics/scale.py.
+    assert places["en"] == places["ja"] == ("exercises/01_basics/scale.py", 6,
+                                            [("exercises/01_basics/scale.py", 6)] * 2)
+    assert messages["en"] != messages["ja"]  # the words are in each language; the place is the same

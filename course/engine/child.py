@@ -158,11 +158,11 @@ class Child:
                 "import_error",
                 [say("{file} imports `{name}`, which is not installed or does not exist.",
                      file=self.display, name=str(e.name))] + self._trimmed(e),
-                missing=e.name,
+                missing=e.name, line=self._learner_line(e),
             ) from None
         except ImportError as e:
             raise _said("import_error", [say("an import in {file} failed.", file=self.display)]
-                        + self._trimmed(e)) from None
+                        + self._trimmed(e), line=self._learner_line(e)) from None
         except BaseException as e:  # noqa: BLE001 - everything the learner's import can raise
             raise self._failure_from(e, say("while importing {file}", file=self.display)) from None
         self.module = module

@@ -43,10 +43,12 @@ class _Collector:
         self.collect_errors: list[CheckOutcome] = []
         self.interrupted = False
         self._causes: dict[tuple[str, str], tuple[str | None, str]] = {}
+        self._places: dict[tuple[str, str], tuple[str | None, int | None]] = {}
 
     def pytest_runtest_makereport(self, item, call):  # noqa: ANN001 - pytest hook
         if call.excinfo is not None and not call.excinfo.errisinstance(_skip_exception()):
             self._causes[(item.nodeid, call.when)] = _classify(call.excinfo, call.when, self.messages)
+            self._places[(item.nodeid, call.when)] = _place(call.excinfo.value)
 
     def pytest_runtest_logreport(self, report) -> None:  # noqa: ANN001
         name = report.nodeid.split("::", 1)[-1]
@@ -62,6 +64,7 @@ class _Collector:
             cause, message = self._causes.get((report.nodeid, report.when), ("check_error", _longrepr(report)))
             current.outcome = "failed" if report.when == "call" else "error"
             current.cause, current.message = cause, message
+            current.file, current.line = self._places.get((report.nodeid, report.when), (None, None))
         if self.on_outcome is not None and name not in self._told and (
                 report.when == "call" or report.when == "setup" and not report.passed):
             self._told.add(name)
@@ -90,6 +93,16 @@ def _skip_exception() -> type:
 
 # Errors that no return value can cause in a check: the check module itself is broken.
 _CHECK_BUGS = (NameError, ImportError, SyntaxError, NotImplementedError, RecursionError)
+
+
+def _place(exc: BaseException) -> tuple[str | None, int | None]:
+    """The learner's file and line a failure happened at, as `course.engine.check_run` checked
+    them against the file (never read back out of the message, which may be in any language)."""
+    if isinstance(exc, LearnerFailure):
+        line = exc.details.get("line")
+        if isinstance(line, int) and not isinstance(line, bool) and isinstance(exc.details.get("file"), str):
+            return exc.details["file"], line
+    return None, None
 
 
 def _classify(excinfo, when: str = "call", messages: dict[str, str] | None = None) -> tuple[str, str]:  # noqa: ANN001
@@ -242,6 +255,8 @@ def _result(exercise: Exercise, collector: _Collector, exit_code: int, seed: int
         duration=duration,
         seed=seed,
         output=output,
+        file=next((c.file for c in failing if c.line is not None), None),
+        line=next((c.line for c in failing if c.line is not None), None),
         trace=trace or {},
     )
 

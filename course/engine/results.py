@@ -48,6 +48,12 @@ class CheckOutcome:
     cause: str | None
     message: str
     duration: float
+    # Where in the learner's file it failed, when that is known: the innermost line of theirs an
+    # exception passed through, a syntax error's line, the line a timeout was running. Fields,
+    # so that the app's go-to-line, editors and scripts (`check --json`) read the same line in
+    # every language; the message only says it in words.
+    file: str | None = None
+    line: int | None = None
 
 
 @dataclass
@@ -60,6 +66,9 @@ class ExerciseResult:
     duration: float
     seed: int
     output: str = ""  # the tail of what the learner's code printed
+    # The first failing check's place in the learner's file (CheckOutcome.file and .line), if it has one.
+    file: str | None = None
+    line: int | None = None
     # What each test asked of the learner's process and of the evaluator: {test: {"call": n, "probe": n,
     # "has": n, "programs": n}} (`jaxlings dev check` compares it with the evidence a check declares).
     trace: dict = field(default_factory=dict, compare=False, repr=False)

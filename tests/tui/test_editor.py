@@ -22,7 +22,9 @@ TRACEBACK = (
     '  File "exercises/01_arrays/scale.py", line 9, in scale\n'
     "    raise NotImplementedError"
 )
-FAILED = FakeResult("scale", False, "exception", "", [FakeOutcome("test_scale", "failed", "exception", TRACEBACK)])
+FAILED = FakeResult("scale", False, "exception", "", [FakeOutcome("test_scale", "failed", "exception", TRACEBACK,
+                                                                   file="exercises/01_arrays/scale.py", line=9)],
+                    file="exercises/01_arrays/scale.py", line=9)
 PASSED = FakeResult("scale", True, None, "", [FakeOutcome("test_scale", "passed")])
 
 

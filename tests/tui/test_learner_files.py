@@ -90,7 +90,7 @@ async def test_esc_leaves_the_editor_without_typing_then_goes_to_the_map(workspa
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen and app.focused is not screen.editor
-        await pilot.press("l", "tab", "h")
+        await pilot.press("z", "tab", "h")
         await settle(pilot)
         assert screen.editor.text == STARTER and not screen.dirty()
         await pilot.press("escape")
