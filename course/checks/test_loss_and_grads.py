@@ -102,11 +102,12 @@ def _draw_batch(rng, params, batch):
     # Labels under which every plausible wrong rule scores another accuracy than `logit > 0`: a
     # threshold of 0.5 on the logits, the comparison turned around (`logit < 0`: 1 - accuracy), a
     # threshold that is always or never met (sigmoid(z) > 0, a constant prediction), and the
-    # predictions' mean, never compared with the labels.
+    # predictions' mean, never compared with the labels. They also score different accuracies from
+    # one another, so that a wrong accuracy names its rule.
     for _ in range(200):
         y = rng.integers(0, 2, size=batch).astype(np.float32)
-        accuracy = np.mean((logits > 0) == (y == 1))
-        if all(not np.isclose(accuracy, wrong) for wrong in _wrong_accuracies(logits, y).values()):
+        scores = [np.mean((logits > 0) == (y == 1)), *_wrong_accuracies(logits, y).values()]
+        if len(np.unique(np.round(np.array(scores) * batch))) == len(scores):
             return x, y
     return x, None
 

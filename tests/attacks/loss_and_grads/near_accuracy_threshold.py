@@ -15,7 +15,7 @@ class MLP(nnx.Module):
         return self.linear2(jax.nn.relu(self.linear1(x)))
 
 
-MESSAGE = r"accuracy"
+MESSAGE = r"what predicting 1 for every row scores"
 
 
 def loss_fn(model, x, y):
