@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from course import i18n
 from course.i18n import N_, _
 from course.tui.commands import CourseCommands
+from course.tui.ordered_keys import OrderedKeys
 from course.tui.errors import describe
 from course.tui.screens.map import MapScreen
 from course.tui.screens.too_small import TooSmallScreen, too_small
@@ -37,7 +38,7 @@ LIGHT_THEME = "textual-light"
 DARK_THEME = "textual-dark"
 
 
-class JaxlingsApp(App[int]):
+class JaxlingsApp(OrderedKeys, App[int]):
     TITLE = "jaxlings"
     SUB_TITLE = N_("from PyTorch to JAX, Flax and Optax")
     CSS_PATH = ["app.tcss"]

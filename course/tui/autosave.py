@@ -52,7 +52,8 @@ class EditorAutosave:
         now = time.monotonic()
         if self._waiting_since is None:
             self._waiting_since = now
-        delay = max(0.0, min(self.DELAY_S, self._waiting_since + self.MAX_WAIT_S - now))
+        # Never 0: Textual's timer divides by its interval (a zero one raised in the middle of typing).
+        delay = max(0.01, min(self.DELAY_S, self._waiting_since + self.MAX_WAIT_S - now))
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.screen.set_timer(delay, self._write_soon, name="autosave")

@@ -22,7 +22,8 @@ from .fakes import FakeLabServices, FakeOutcome, FakeResult
 pytestmark = pytest.mark.anyio
 
 FAILED = FakeResult("scale", False, "wrong_result", "", [FakeOutcome(
-    "test_scale", "failed", "wrong_result", 'File "exercises/01_arrays/scale.py", line 7, in scale')])
+    "test_scale", "failed", "wrong_result", 'File "exercises/01_arrays/scale.py", line 7, in scale',
+    file="exercises/01_arrays/scale.py", line=7)], file="exercises/01_arrays/scale.py", line=7)
 PASSED = FakeResult("scale", True, None, "", [FakeOutcome("test_scale", "passed")])
 
 
