@@ -3,8 +3,8 @@
 PyTorch で書くと:
     feats = {}
     model.layer2.register_forward_hook(lambda m, i, out: feats.update(features=out.relu()))
-    logits = model(x)                                # feats["features"] に値が入る
-    model.head = nn.Linear(h, n_classes)             # 新しいタスク用
+    logits = model(x)                                # feats["features"] is filled in
+    model.head = nn.Linear(h, n_classes)             # a new task
     opt = torch.optim.Adam(model.head.parameters(), lr=lr)
 
 1. `Net.__call__` の中で、layer2 の ReLU 後の活性化値を、"features" という名前の
