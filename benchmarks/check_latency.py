@@ -260,7 +260,7 @@ def main() -> int:
     parser.add_argument("--warm-window", type=float, default=30.0,
                         help="JAXLINGS_SERVER_WARM for the footprint's server: seconds before it cools (default 30)")
     parser.add_argument("--no-ahead", action="store_true",
-                        help="warm checks without running each exercise's next check ahead (the app, watch and "
+                        help="warm checks without running each exercise's next check ahead (the app and "
                              "the server run ahead)")
     parser.add_argument("--busy", type=int, default=0,
                         help="then measure it all again under this many busy loops, and print each figure's "

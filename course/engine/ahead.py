@@ -1,6 +1,6 @@
 """The next check of an exercise, run ahead while the learner edits.
 
-A long-lived session (the app, `watch`, the check server) draws the seed of an
+A long-lived session (the app, the check server) draws the seed of an
 exercise's next check as soon as one check is over (or the exercise is opened),
 and runs that check at once, in the background, on the learner's file as it
 stands, in a learner child of its own. Its verdict is thrown away; what it

@@ -39,9 +39,10 @@ class LearnerProxy:
             raise self._failure
         if self._proc is None:
             run = self._run
-            if self._closed:
+            ahead = getattr(run, "ahead", False)
+            if ahead and self._closed:  # a run ahead that was stopped starts no process of its own
                 raise LearnerFailure("check_error", _("the check run was stopped."))
-            if run.ahead:
+            if ahead:
                 proc = run.session._ahead_child(run.learner_file, run.child_env, fresh=bool(self._restarts))
             elif self._restarts:
                 proc = run.session._fresh_child(run.learner_file, run.child_env)

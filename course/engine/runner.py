@@ -54,7 +54,7 @@ class CheckSession:
     the learner children from a zygote of the session's own (`course.engine.zygote`; the
     unshare tier only): about 2 CPU-seconds less per child, about 170 MiB more while it lasts.
     `run_ahead` runs each exercise's next check in the background as soon as one is over
-    (`course.engine.ahead`; the app, `watch` and the check server). `compile_cache`
+    (`course.engine.ahead`; the app and the check server). `compile_cache`
     keeps compiled programs between processes (`workspace_compile_cache()`;
     default none). `warm` keeps a child ready for every run, one per child
     environment a check asks for (CHILD_ENV; the latest such one only), and

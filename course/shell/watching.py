@@ -388,7 +388,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     console = _console()
     _isolation_notice()
-    with CheckSession(compile_cache=workspace_compile_cache(), run_ahead=True) as session, single_keys() as keys:
+    with CheckSession(compile_cache=workspace_compile_cache()) as session, single_keys() as keys:
         loop = WatchLoop(
             catalog, ex,
             check=session.run,
